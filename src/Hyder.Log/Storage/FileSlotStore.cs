@@ -1,0 +1,164 @@
+namespace Hyder.Log.Storage;
+
+/// <summary>
+/// Slots in segment files of a data directory: append-only, fixed-size slots, one group-commit
+/// flusher. Invariants: locations only grow; a segment is rolled only when full and is flushed
+/// before the next one is created, so every segment but the last is complete; only the last
+/// segment can have a torn tail.
+/// </summary>
+internal sealed partial class FileSlotStore : ISlotStore
+{
+    private readonly string _directory;
+    private readonly int _blockSize;
+    private readonly int _slotsPerSegment;
+    private readonly FsyncPolicy _policy;
+    private readonly object _segmentsLock = new();
+    private readonly SortedDictionary<long, SegmentFile> _segments = [];
+    private readonly GroupCommit? _commit;
+    private SegmentFile? _active;
+    private long _next;
+
+    /// <summary>Opens (or creates) the store in <paramref name="directory"/>.</summary>
+    public FileSlotStore(string directory, int blockSize, int slotsPerSegment, FsyncPolicy policy)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(slotsPerSegment, 2);
+        Directory.CreateDirectory(directory);
+        _directory = directory;
+        _blockSize = blockSize;
+        _slotsPerSegment = slotsPerSegment;
+        _policy = policy;
+        SlotSize = SlotHeader.Size + blockSize;
+        if (policy == FsyncPolicy.GroupCommit)
+        {
+            _commit = new GroupCommit(FlushActive, "hyder-log-fsync");
+        }
+    }
+
+    /// <inheritdoc />
+    public int SlotSize { get; }
+
+    /// <summary>Fsync calls made by group commit (0 with <see cref="FsyncPolicy.None"/>).</summary>
+    public long Flushes => _commit?.Flushes ?? 0;
+
+    /// <inheritdoc />
+    public long Append(ReadOnlySpan<byte> slot, long address)
+    {
+        var location = _next;
+        var segmentIndex = location / _slotsPerSegment;
+        if (_active is null || _active.Index != segmentIndex)
+        {
+            Roll(segmentIndex);
+        }
+
+        var active = _active!;
+        var slotInSegment = (int)(location - (segmentIndex * _slotsPerSegment));
+        RandomAccess.Write(active.Handle, slot, SegmentFile.HeaderSize + ((long)slotInSegment * SlotSize));
+        active.Count = slotInSegment + 1;
+        active.MaxAddress = Math.Max(active.MaxAddress, address);
+        _next = location + 1;
+        _commit?.Appended(_next);
+        return location;
+    }
+
+    /// <inheritdoc />
+    public ValueTask WaitDurableAsync(long location) => _commit?.WaitAsync(location) ?? default;
+
+    /// <inheritdoc />
+    public bool TryRead(long location, Span<byte> slot)
+    {
+        SegmentFile? segment;
+        lock (_segmentsLock)
+        {
+            if (!_segments.TryGetValue(location / _slotsPerSegment, out segment))
+            {
+                return false;
+            }
+        }
+
+        var offset = SegmentFile.HeaderSize + ((location % _slotsPerSegment) * SlotSize);
+        try
+        {
+            return RandomAccess.Read(segment.Handle, slot[..SlotSize], offset) == SlotSize;
+        }
+        catch (ObjectDisposedException)
+        {
+            return false;
+        }
+    }
+
+    /// <inheritdoc />
+    public void SaveMetadata(UnitMetadata metadata) => metadata.Save(_directory);
+
+    /// <inheritdoc />
+    public void ReleaseBelow(long trimMark)
+    {
+        List<SegmentFile> released = [];
+        lock (_segmentsLock)
+        {
+            foreach (var segment in _segments.Values)
+            {
+                if (segment != _active && segment.MaxAddress < trimMark)
+                {
+                    released.Add(segment);
+                }
+            }
+
+            foreach (var segment in released)
+            {
+                _segments.Remove(segment.Index);
+            }
+        }
+
+        foreach (var segment in released)
+        {
+            segment.Dispose();
+            File.Delete(segment.Path);
+        }
+    }
+
+    private void Roll(long segmentIndex)
+    {
+        if (_active is not null)
+        {
+            // The full segment is made durable before writes move on, so only the last segment
+            // of the directory can ever have a torn tail.
+            RandomAccess.FlushToDisk(_active.Handle);
+        }
+
+        var segment = SegmentFile.Create(_directory, segmentIndex, _blockSize, _slotsPerSegment);
+        lock (_segmentsLock)
+        {
+            _segments.Add(segmentIndex, segment);
+            _active = segment;
+        }
+    }
+
+    private void FlushActive()
+    {
+        SegmentFile? active;
+        lock (_segmentsLock)
+        {
+            active = _active;
+        }
+
+        if (active is not null)
+        {
+            RandomAccess.FlushToDisk(active.Handle);
+        }
+    }
+
+    /// <inheritdoc />
+    public void Dispose()
+    {
+        _commit?.Dispose();
+        lock (_segmentsLock)
+        {
+            foreach (var segment in _segments.Values)
+            {
+                segment.Dispose();
+            }
+
+            _segments.Clear();
+        }
+    }
+}

@@ -1,0 +1,155 @@
+namespace Hyder.Log.Storage;
+
+/// <summary>
+/// Group-commit fsync: writers append to the page cache and wait here; one flusher thread syncs
+/// everything appended so far and releases every waiter it covered, so N concurrent writers cost
+/// one fsync, not N. One generation object per fsync, none per write.
+/// </summary>
+internal sealed class GroupCommit : IDisposable
+{
+    private readonly Action _flush;
+    private readonly object _lock = new();
+    private readonly SemaphoreSlim _signal = new(0);
+    private readonly Thread _thread;
+    private long _appended;
+    private long _durable;
+    private Generation? _waiting;
+    private Generation? _running;
+    private volatile bool _stopping;
+    private Exception? _failure;
+
+    /// <summary>Starts the flusher; <paramref name="flush"/> makes every appended slot durable.</summary>
+    public GroupCommit(Action flush, string name)
+    {
+        _flush = flush;
+        _thread = new Thread(Run) { IsBackground = true, Name = name };
+        _thread.Start();
+    }
+
+    /// <summary>Slots made durable so far; read by tests and metrics.</summary>
+    public long Durable => Volatile.Read(ref _durable);
+
+    /// <summary>Fsync calls made so far.</summary>
+    public long Flushes { get; private set; }
+
+    /// <summary>Records that slots below <paramref name="count"/> are written (not yet durable).</summary>
+    public void Appended(long count) => Volatile.Write(ref _appended, count);
+
+    /// <summary>Records that slots below <paramref name="count"/> are already durable (recovered ones).</summary>
+    public void Recovered(long count)
+    {
+        Volatile.Write(ref _appended, count);
+        Volatile.Write(ref _durable, count);
+    }
+
+    /// <summary>Completes once the slot at <paramref name="location"/> is durable.</summary>
+    public ValueTask WaitAsync(long location)
+    {
+        var needed = location + 1;
+        if (Volatile.Read(ref _durable) >= needed)
+        {
+            return default;
+        }
+
+        lock (_lock)
+        {
+            if (_failure is not null)
+            {
+                return ValueTask.FromException(new IOException("An fsync failed; the unit no longer accepts writes.", _failure));
+            }
+
+            if (_durable >= needed)
+            {
+                return default;
+            }
+
+            if (_running is not null && _running.Target >= needed)
+            {
+                return new ValueTask(_running.Completion.Task);
+            }
+
+            if (_waiting is null)
+            {
+                _waiting = new Generation();
+                _signal.Release();
+            }
+
+            return new ValueTask(_waiting.Completion.Task);
+        }
+    }
+
+    private void Run()
+    {
+        while (true)
+        {
+            if (!_stopping)
+            {
+                _signal.Wait();
+            }
+
+            Generation generation;
+            lock (_lock)
+            {
+                if (_waiting is null)
+                {
+                    if (_stopping)
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                generation = _waiting;
+                _waiting = null;
+                generation.Target = Volatile.Read(ref _appended);
+                _running = generation;
+            }
+
+            try
+            {
+                _flush();
+                Flushes++;
+            }
+            catch (Exception e) when (e is IOException or ObjectDisposedException)
+            {
+                lock (_lock)
+                {
+                    _failure = e;
+                    _running = null;
+                }
+
+                generation.Completion.TrySetException(new IOException("fsync failed.", e));
+                continue;
+            }
+
+            lock (_lock)
+            {
+                Volatile.Write(ref _durable, Math.Max(_durable, generation.Target));
+                _running = null;
+            }
+
+            generation.Completion.TrySetResult();
+        }
+    }
+
+    /// <summary>Stops the flusher after it has served every waiter.</summary>
+    public void Dispose()
+    {
+        _stopping = true;
+        _signal.Release();
+        _thread.Join();
+        lock (_lock)
+        {
+            _waiting?.Completion.TrySetException(new ObjectDisposedException(nameof(GroupCommit)));
+        }
+
+        _signal.Dispose();
+    }
+
+    private sealed class Generation
+    {
+        public long Target;
+        public readonly TaskCompletionSource Completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+}

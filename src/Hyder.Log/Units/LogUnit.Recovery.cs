@@ -1,0 +1,50 @@
+using Hyder.Log.Storage;
+using Microsoft.Extensions.Logging;
+
+namespace Hyder.Log.Units;
+
+public sealed partial class LogUnit
+{
+    private void Recover()
+    {
+        var recovery = _store.Recover();
+        Recovery = recovery.Report;
+        _epoch = recovery.Metadata.Epoch;
+        _trimMark = recovery.Metadata.TrimMark;
+        _highest = _trimMark - 1;
+        foreach (var slot in recovery.Slots)
+        {
+            _highest = Math.Max(_highest, slot.Address);
+            if (slot.Address < _trimMark)
+            {
+                continue;
+            }
+
+            if (_index.TryGetValue(slot.Address, out var existing) && slot.Kind != SlotKind.Trim)
+            {
+                // Two data-or-fill slots for one address break write-once: keep the first, report.
+                Recovery.CorruptLocations.Add(slot.Location);
+                LogDuplicate(slot.Address, existing.Location, slot.Location);
+                continue;
+            }
+
+            _index[slot.Address] = new IndexEntry(slot.Location, slot.Kind);
+        }
+
+        if (Recovery.CorruptLocations.Count > 0)
+        {
+            LogCorruption(Recovery.CorruptLocations.Count, Recovery.CorruptAddresses);
+        }
+
+        LogRecovered(Recovery, _epoch, _trimMark, _highest);
+    }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Log unit recovered: {Report}; sealed epoch {Epoch}, trim mark {TrimMark}, highest address {Highest}")]
+    private partial void LogRecovered(RecoveryReport report, long epoch, long trimMark, long highest);
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Recovery found {Count} corrupt slot(s) before the tail; known addresses answer Corrupt: [{Addresses}]")]
+    private partial void LogCorruption(int count, List<long> addresses);
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Address {Address} has a second slot at {Second} (first at {First}); the second is ignored")]
+    private partial void LogDuplicate(long address, long first, long second);
+}

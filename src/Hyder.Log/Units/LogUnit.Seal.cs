@@ -1,0 +1,97 @@
+namespace Hyder.Log.Units;
+
+public sealed partial class LogUnit
+{
+    /// <inheritdoc />
+    public ValueTask<UnitReply> SealAsync(long epoch, CancellationToken cancellationToken = default)
+    {
+        long highest;
+        lock (_lock)
+        {
+            if (epoch < _epoch)
+            {
+                return ValueTask.FromResult(new UnitReply(LogStatus.StaleEpoch, _epoch));
+            }
+
+            _epoch = epoch;
+            highest = _highest;
+        }
+
+        // The seal is durable before it is answered: a restarted unit still rejects the old epoch.
+        SaveMetadata();
+        return ValueTask.FromResult(new UnitReply(LogStatus.Ok, highest));
+    }
+
+    /// <inheritdoc />
+    public ValueTask<UnitReply> HighestAsync(long epoch, CancellationToken cancellationToken = default)
+    {
+        lock (_lock)
+        {
+            return ValueTask.FromResult(epoch < _epoch
+                ? new UnitReply(LogStatus.StaleEpoch, _epoch)
+                : new UnitReply(LogStatus.Ok, _highest));
+        }
+    }
+
+    /// <inheritdoc />
+    public ValueTask<UnitReply> PrefixTrimAsync(long epoch, long before, CancellationToken cancellationToken = default)
+    {
+        if (before < 0 || before > LogAddress.Max + 1)
+        {
+            return ValueTask.FromResult(new UnitReply(LogStatus.OutOfRange, 0));
+        }
+
+        lock (_lock)
+        {
+            if (epoch < _epoch)
+            {
+                return ValueTask.FromResult(new UnitReply(LogStatus.StaleEpoch, _epoch));
+            }
+
+            if (before <= _trimMark)
+            {
+                return ValueTask.FromResult(UnitReply.Ok);
+            }
+
+            _trimMark = before;
+
+            // The highest address never moves back, even when the segments that held it are gone.
+            _highest = Math.Max(_highest, before - 1);
+            List<long>? dropped = null;
+            foreach (var address in _index.Keys)
+            {
+                if (address < before)
+                {
+                    (dropped ??= []).Add(address);
+                }
+            }
+
+            if (dropped is not null)
+            {
+                foreach (var address in dropped)
+                {
+                    _index.Remove(address);
+                }
+            }
+        }
+
+        SaveMetadata();
+        _store.ReleaseBelow(before);
+        return ValueTask.FromResult(UnitReply.Ok);
+    }
+
+    private void SaveMetadata()
+    {
+        // Saves are serialized and each writes the newest state, so the file never goes back.
+        lock (_metadataLock)
+        {
+            Storage.UnitMetadata metadata;
+            lock (_lock)
+            {
+                metadata = new Storage.UnitMetadata(_epoch, _trimMark);
+            }
+
+            _store.SaveMetadata(metadata);
+        }
+    }
+}

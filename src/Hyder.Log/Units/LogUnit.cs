@@ -1,0 +1,201 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using Hyder.Log.Storage;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Hyder.Log.Units;
+
+/// <summary>
+/// A write-once log unit over a slot store. Invariants, checked under one lock:
+/// an address maps to at most one data-or-fill slot (write-once); after <see cref="SealAsync"/>
+/// answered epoch e no request of an epoch below e changes anything; an address below the trim
+/// mark or trimmed by point answers <see cref="LogStatus.Trimmed"/>, never data. A write is
+/// visible to reads only once durable, so a reader never sees a block a crash could take back.
+/// </summary>
+public sealed partial class LogUnit : ILogUnit, IDisposable
+{
+    private readonly ISlotStore _store;
+    private readonly int _blockSize;
+    private readonly ILogger _logger;
+    private readonly object _lock = new();
+    private readonly object _metadataLock = new();
+    private readonly Dictionary<long, IndexEntry> _index = [];
+    private long _epoch;
+    private long _trimMark;
+    private long _highest = -1;
+
+    private LogUnit(ISlotStore store, int blockSize, ILogger logger)
+    {
+        _store = store;
+        _blockSize = blockSize;
+        _logger = logger;
+    }
+
+    /// <summary>The largest block this unit stores.</summary>
+    public int BlockSize => _blockSize;
+
+    /// <summary>What start-up recovery found.</summary>
+    public RecoveryReport Recovery { get; private set; } = new();
+
+    /// <summary>The epoch the unit is sealed at.</summary>
+    public long Epoch
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _epoch;
+            }
+        }
+    }
+
+    /// <summary>Opens a unit: on disk if <see cref="LogUnitOptions.DataDirectory"/> is set, else in memory.</summary>
+    public static LogUnit Open(LogUnitOptions options, ILogger? logger = null)
+    {
+        options.Validate();
+        ISlotStore store = options.DataDirectory is null
+            ? new MemorySlotStore(options.BlockSize)
+            : new FileSlotStore(options.DataDirectory, options.BlockSize, options.SlotsPerSegment, options.Fsync);
+        var unit = new LogUnit(store, options.BlockSize, logger ?? NullLogger.Instance);
+        try
+        {
+            unit.Recover();
+        }
+        catch
+        {
+            store.Dispose();
+            throw;
+        }
+
+        return unit;
+    }
+
+    /// <inheritdoc />
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
+    {
+        if (!LogAddress.IsValid(address))
+        {
+            return new UnitReply(LogStatus.OutOfRange, 0);
+        }
+
+        if (block.Length == 0 || block.Length > _blockSize)
+        {
+            return new UnitReply(LogStatus.WrongBlockSize, _blockSize);
+        }
+
+        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        try
+        {
+            SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Data, address, block.Span);
+            var (reply, location) = AppendSlot(epoch, address, SlotKind.Data, slot);
+            if (reply.Status != LogStatus.Ok)
+            {
+                return reply;
+            }
+
+            await _store.WaitDurableAsync(location).ConfigureAwait(false);
+            return reply;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(slot);
+        }
+    }
+
+    /// <inheritdoc />
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<UnitReply> FillAsync(long epoch, long address, CancellationToken cancellationToken = default)
+    {
+        if (!LogAddress.IsValid(address))
+        {
+            return new UnitReply(LogStatus.OutOfRange, 0);
+        }
+
+        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        try
+        {
+            SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Fill, address, []);
+            var (reply, location) = AppendSlot(epoch, address, SlotKind.Fill, slot);
+            if (reply.Status == LogStatus.Ok)
+            {
+                await _store.WaitDurableAsync(location).ConfigureAwait(false);
+            }
+
+            return reply;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(slot);
+        }
+    }
+
+    /// <inheritdoc />
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<UnitReply> TrimAsync(long epoch, long address, CancellationToken cancellationToken = default)
+    {
+        if (!LogAddress.IsValid(address))
+        {
+            return new UnitReply(LogStatus.OutOfRange, 0);
+        }
+
+        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        try
+        {
+            SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Trim, address, []);
+            var (reply, location) = AppendSlot(epoch, address, SlotKind.Trim, slot);
+            if (reply.Status == LogStatus.Ok && location >= 0)
+            {
+                await _store.WaitDurableAsync(location).ConfigureAwait(false);
+            }
+
+            return reply;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(slot);
+        }
+    }
+
+    private (UnitReply Reply, long Location) AppendSlot(long epoch, long address, SlotKind kind, byte[] slot)
+    {
+        lock (_lock)
+        {
+            if (epoch < _epoch)
+            {
+                return (new UnitReply(LogStatus.StaleEpoch, _epoch), -1);
+            }
+
+            if (address < _trimMark)
+            {
+                return (new UnitReply(kind == SlotKind.Trim ? LogStatus.Ok : LogStatus.Trimmed, 0), -1);
+            }
+
+            var exists = _index.TryGetValue(address, out var existing);
+            if (exists && (kind != SlotKind.Trim || existing.Kind == SlotKind.Trim))
+            {
+                return (AnswerExisting(kind, existing.Kind), -1);
+            }
+
+            // A trim supersedes whatever the address held; everything else fills an empty address.
+            var location = _store.Append(slot.AsSpan(0, _store.SlotSize), address);
+            _index[address] = new IndexEntry(location, kind);
+            _highest = Math.Max(_highest, address);
+            return (UnitReply.Ok, location);
+        }
+    }
+
+    private static UnitReply AnswerExisting(SlotKind request, SlotKind existing) => (request, existing) switch
+    {
+        (SlotKind.Trim, _) => UnitReply.Ok,
+        (_, SlotKind.Trim) => new UnitReply(LogStatus.Trimmed, 0),
+        (SlotKind.Fill, SlotKind.Fill) => UnitReply.Ok,
+        _ => new UnitReply(LogStatus.Written, existing == SlotKind.Fill ? 1 : 0),
+    };
+
+    /// <inheritdoc />
+    public void Dispose() => _store.Dispose();
+
+    private readonly record struct IndexEntry(long Location, SlotKind Kind);
+}
