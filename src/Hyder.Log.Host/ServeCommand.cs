@@ -1,0 +1,136 @@
+using System.CommandLine;
+using System.Net;
+using Hyder.Log.Storage;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace Hyder.Log.Host;
+
+/// <summary>The root command: serve one or more roles until SIGTERM or Ctrl-C.</summary>
+internal static class ServeCommand
+{
+    private static readonly Option<string[]> s_role = new("--role")
+    {
+        Description = "Roles to run: unit, sequencer, projection (repeat or separate with commas).",
+        AllowMultipleArgumentsPerToken = true,
+    };
+
+    private static readonly Option<string?> s_data = new("--data") { Description = "Data directory (unit segments, projection files)." };
+
+    private static readonly Option<int> s_port = new("--port") { Description = "TCP port to listen on.", DefaultValueFactory = _ => 7100 };
+
+    private static readonly Option<string> s_listen = new("--listen")
+    {
+        Description = "Address to listen on.",
+        DefaultValueFactory = _ => "127.0.0.1",
+    };
+
+    private static readonly Option<string?> s_advertise = new("--advertise")
+    {
+        Description = "This server's endpoint as projections name it (default LISTEN:PORT).",
+    };
+
+    private static readonly Option<int> s_blockSize = new("--block-size") { Description = "Largest block in bytes.", DefaultValueFactory = _ => 8192 };
+
+    private static readonly Option<int> s_slots = new("--slots-per-segment") { Description = "Slots per segment file.", DefaultValueFactory = _ => 8192 };
+
+    private static readonly Option<string> s_fsync = new("--fsync")
+    {
+        Description = "group: acknowledge after a group-commit fsync (default); none: after the write reaches the page cache.",
+        DefaultValueFactory = _ => "group",
+    };
+
+    /// <summary>The projection store option, shared with the admin commands.</summary>
+    public static readonly Option<string?> ProjectionStore = new("--projection-store")
+    {
+        Description = "Projection store: file:DIR, etcd:http://127.0.0.1:2379 or tcp:ADDRESS:PORT.",
+    };
+
+    public static void Configure(RootCommand root)
+    {
+        root.Options.Add(s_role);
+        root.Options.Add(s_data);
+        root.Options.Add(s_port);
+        root.Options.Add(s_listen);
+        root.Options.Add(s_advertise);
+        root.Options.Add(s_blockSize);
+        root.Options.Add(s_slots);
+        root.Options.Add(s_fsync);
+        root.Options.Add(ProjectionStore);
+        root.SetAction(RunAsync);
+    }
+
+    private static async Task<int> RunAsync(ParseResult parse, CancellationToken cancellationToken)
+    {
+        var roles = (parse.GetValue(s_role) ?? []).SelectMany(r => r.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)).ToHashSet();
+        if (roles.Count == 0 || roles.Any(r => r is not ("unit" or "sequencer" or "projection")))
+        {
+            await Console.Error.WriteLineAsync("--role must name unit, sequencer and/or projection.").ConfigureAwait(false);
+            return 2;
+        }
+
+        var options = new HostSettings
+        {
+            Unit = roles.Contains("unit"),
+            Sequencer = roles.Contains("sequencer"),
+            Projection = roles.Contains("projection"),
+            DataDirectory = parse.GetValue(s_data),
+            EndPoint = new IPEndPoint(IPAddress.Parse(parse.GetValue(s_listen)!), parse.GetValue(s_port)),
+            Advertise = parse.GetValue(s_advertise),
+            BlockSize = parse.GetValue(s_blockSize),
+            SlotsPerSegment = parse.GetValue(s_slots),
+            Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
+            ProjectionStore = parse.GetValue(ProjectionStore),
+        };
+        if ((options.Unit || options.Projection) && options.DataDirectory is null)
+        {
+            await Console.Error.WriteLineAsync("--data is required for the unit and projection roles.").ConfigureAwait(false);
+            return 2;
+        }
+
+        if (options.Sequencer && options.ProjectionStore is null && !options.Projection)
+        {
+            await Console.Error.WriteLineAsync("--projection-store is required for the sequencer role.").ConfigureAwait(false);
+            return 2;
+        }
+
+        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Logging.AddSimpleConsole(o =>
+        {
+            o.SingleLine = true;
+            o.TimestampFormat = "HH:mm:ss.fff ";
+        });
+        builder.Services.AddSingleton(options);
+        builder.Services.AddHostedService<LogHostService>();
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
+        using var host = builder.Build();
+        await host.RunAsync(cancellationToken).ConfigureAwait(false);
+        return 0;
+    }
+}
+
+/// <summary>What this host runs, from the command line.</summary>
+internal sealed class HostSettings
+{
+    public bool Unit { get; init; }
+
+    public bool Sequencer { get; init; }
+
+    public bool Projection { get; init; }
+
+    public string? DataDirectory { get; init; }
+
+    public required IPEndPoint EndPoint { get; init; }
+
+    public string? Advertise { get; init; }
+
+    public int BlockSize { get; init; }
+
+    public int SlotsPerSegment { get; init; }
+
+    public FsyncPolicy Fsync { get; init; }
+
+    public string? ProjectionStore { get; init; }
+}

@@ -1,0 +1,31 @@
+using Hyder.Log.Transport;
+
+namespace Hyder.Log.Layout;
+
+/// <summary>
+/// Opens a projection store from a one-line specification, as operators write it:
+/// <c>file:DIR</c> (one machine), <c>etcd:http://127.0.0.1:2379</c> (a cluster), or
+/// <c>tcp:127.0.0.1:7100</c> (a log host running <c>--role projection</c>).
+/// </summary>
+public static class ProjectionStoreSpec
+{
+    /// <summary>Opens the store named by <paramref name="spec"/>; dispose the result if it is disposable.</summary>
+    public static IProjectionStore Open(string spec, HttpClient? http = null)
+    {
+        var colon = spec.IndexOf(':', StringComparison.Ordinal);
+        if (colon <= 0)
+        {
+            throw new ArgumentException($"'{spec}' is not a projection store (file:DIR, etcd:URL or tcp:ADDRESS:PORT).", nameof(spec));
+        }
+
+        var kind = spec[..colon];
+        var rest = spec[(colon + 1)..];
+        return kind switch
+        {
+            "file" => new FileProjectionStore(rest),
+            "etcd" => new EtcdProjectionStore(new EtcdGateway(http ?? new HttpClient(), new Uri(rest.EndsWith('/') ? rest : rest + "/"))),
+            "tcp" => new RemoteProjectionStore(rest),
+            _ => throw new ArgumentException($"Unknown projection store kind '{kind}' (file, etcd or tcp).", nameof(spec)),
+        };
+    }
+}
