@@ -1,0 +1,186 @@
+using Hyder.Tree.Meld;
+using Hyder.Tree.Memory;
+
+namespace Hyder.Tree;
+
+/// <summary>
+/// One server's view of the database in a single process: the chain of retained committed states,
+/// an in-process log order for intentions, and the final-meld operator. The transaction server
+/// (a later layer) feeds it from the shared log instead; tests and benchmarks use it directly.
+/// </summary>
+/// <remarks>
+/// <para>Reclamation (docs/meld.md, "Reclaiming nodes"): each published state carries the nodes
+/// its meld displaced. They are reachable only from older states, so once the oldest retained
+/// state has no pin, the next state's displaced nodes return to the final-meld thread's pool and
+/// the oldest state is dropped. Transactions pin their snapshot until their intention is melded.</para>
+/// <para>Threading: <see cref="Begin"/>, <see cref="PinCurrent"/> and <see cref="Release"/> may be
+/// called from executor threads; appending and melding belong to one thread.</para>
+/// </remarks>
+public sealed class Database
+{
+    private readonly MeldOperator _meld;
+    private readonly NodePool _meldPool;
+    private readonly Stack<NodeList> _spareLists = new();
+    private DatabaseState _current;
+    private DatabaseState _oldest;
+    private long _lastAppended;
+    private long _lastMelded;
+
+    /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
+    public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
+    {
+        _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity);
+        _meld = new MeldOperator(finalMeldThreadId, _meldPool);
+        _current = _oldest = new DatabaseState(null, 0);
+    }
+
+    /// <summary>The last committed state.</summary>
+    public DatabaseState Current => Volatile.Read(ref _current);
+
+    /// <summary>The final-meld operator (its counters are the meld statistics).</summary>
+    public MeldOperator FinalMeld => _meld;
+
+    /// <summary>The final-meld thread's pool (where reclaimed nodes go).</summary>
+    public NodePool MeldPool => _meldPool;
+
+    /// <summary>The ordinal of the last intention appended.</summary>
+    public long LastAppended => _lastAppended;
+
+    /// <summary>Number of states retained (the current one included).</summary>
+    public int RetainedStates
+    {
+        get
+        {
+            var n = 0;
+            for (var s = _oldest; s is not null; s = s.Newer)
+            {
+                n++;
+            }
+
+            return n;
+        }
+    }
+
+    /// <summary>Starts a transaction on the current state (pinning it).</summary>
+    public Transaction Begin(IsolationLevel isolation = IsolationLevel.Serializable, NodePool? pool = null) =>
+        new(this, PinCurrent(), isolation, pool ?? NodePool.Current);
+
+    /// <summary>Starts a transaction on an older state the caller holds pinned (it takes a pin of its own).</summary>
+    public Transaction BeginAt(DatabaseState snapshot, IsolationLevel isolation = IsolationLevel.Serializable, NodePool? pool = null)
+    {
+        if (snapshot.Pins <= 0)
+        {
+            ThrowHelper.ThrowInvalidOperation($"{snapshot} is not pinned; pin it before starting a transaction on it");
+        }
+
+        snapshot.AddPin();
+        return new Transaction(this, snapshot, isolation, pool ?? NodePool.Current);
+    }
+
+    /// <summary>Pins and returns the current state; give it back with <see cref="Release"/>.</summary>
+    public DatabaseState PinCurrent()
+    {
+        while (true)
+        {
+            var s = Current;
+            if (s.TryPin())
+            {
+                return s;
+            }
+        }
+    }
+
+    /// <summary>Releases a pin taken by <see cref="PinCurrent"/> (or a transaction).</summary>
+    public void Release(DatabaseState state) => state.Unpin();
+
+    /// <summary>Gives the intention the next place in this process's log (the in-process log: position = ordinal).</summary>
+    public void Append(Intention intention)
+    {
+        ArgumentNullException.ThrowIfNull(intention);
+        var ordinal = _lastAppended + 1;
+        intention.Seal(ordinal, ordinal);
+        _lastAppended = ordinal;
+    }
+
+    /// <summary>
+    /// Melds the next appended intention into the current state and publishes the result; the
+    /// intention's snapshot pin is released and states nobody holds are reclaimed.
+    /// </summary>
+    public MeldOutcome Meld(Intention intention)
+    {
+        ArgumentNullException.ThrowIfNull(intention);
+        if (intention.Ordinal != _lastMelded + 1)
+        {
+            ThrowHelper.ThrowInvalidOperation($"{intention} melded out of order: the next is #{_lastMelded + 1}");
+        }
+
+        var lcs = _current;
+        MeldOutcome outcome;
+        try
+        {
+            outcome = _meld.Apply(intention, lcs, out var root, out var displaced);
+            if (outcome.Committed)
+            {
+                var next = new DatabaseState(root, intention.Ordinal) { Displaced = displaced };
+                lcs.Newer = next;
+                Volatile.Write(ref _current, next);
+            }
+        }
+        finally
+        {
+            _lastMelded = intention.Ordinal;
+            intention.Snapshot.Unpin();
+        }
+
+        Reclaim();
+        return outcome;
+    }
+
+    /// <summary>Runs a transaction's intention through the log and meld (a convenience for single-threaded use).</summary>
+    public MeldOutcome Commit(Transaction transaction)
+    {
+        var intention = transaction.Complete();
+        if (intention is null)
+        {
+            return new MeldOutcome { Committed = true, Serial = true };
+        }
+
+        Append(intention);
+        return Meld(intention);
+    }
+
+    /// <summary>Loads sorted, distinct pairs into an empty database as one serial intention.</summary>
+    public void BulkLoad(IReadOnlyList<KeyValuePair<byte[], byte[]>> sortedPairs)
+    {
+        ArgumentNullException.ThrowIfNull(sortedPairs);
+        if (_current.Root is not null || _lastAppended != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("bulk load needs an empty database");
+        }
+
+        using var tx = Begin(IsolationLevel.SnapshotIsolation, _meldPool);
+        tx.LoadSorted(sortedPairs);
+        Commit(tx);
+    }
+
+    private void Reclaim()
+    {
+        while (_oldest != _current)
+        {
+            var next = _oldest.Newer!;
+            if (!_oldest.TryRetire())
+            {
+                return;
+            }
+
+            if (next.Displaced is { } list)
+            {
+                list.ReturnAllTo(_meldPool);
+                next.Displaced = null;
+            }
+
+            _oldest.Newer = null;
+            _oldest = next;
+        }
+    }
+}

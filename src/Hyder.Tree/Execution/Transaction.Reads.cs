@@ -1,0 +1,149 @@
+namespace Hyder.Tree;
+
+public sealed partial class Transaction
+{
+    /// <summary>Reads a key (seeing this transaction's own writes).</summary>
+    /// <returns>True and the payload when the key exists.</returns>
+    public bool TryGet(byte[] key, out byte[] payload)
+    {
+        EnsureRunning();
+        ValidateKey(key);
+        var found = Find(key);
+        if (found is null)
+        {
+            if (Isolation == IsolationLevel.Serializable)
+            {
+                // The answer "absent" is a read too: a later insert of the key is a phantom.
+                (_ranges ??= []).Add(KeyRange.Closed(key, key));
+            }
+
+            payload = [];
+            return false;
+        }
+
+        if (TracksReads)
+        {
+            found = MarkRead(key);
+        }
+
+        payload = found.Payload;
+        return true;
+    }
+
+    /// <summary>
+    /// Reads up to <paramref name="limit"/> pairs with keys in [<paramref name="low"/>,
+    /// <paramref name="high"/>] in ascending order (null bounds are open), appending them to
+    /// <paramref name="results"/>. At serializable the range actually covered becomes a phantom
+    /// dependency: up to the last key returned when the limit was reached.
+    /// </summary>
+    /// <returns>The number of pairs appended.</returns>
+    public int Scan(byte[]? low, byte[]? high, int limit, List<KeyValuePair<byte[], byte[]>> results)
+    {
+        EnsureRunning();
+        ArgumentNullException.ThrowIfNull(results);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var range = new KeyRange(low, true, high, true);
+        if (range.IsEmpty)
+        {
+            return 0;
+        }
+
+        var start = results.Count;
+        Collect(_root, range, limit + start, results);
+        var count = results.Count - start;
+        if (TracksReads)
+        {
+            for (var i = start; i < results.Count; i++)
+            {
+                var marked = MarkRead(results[i].Key);
+                results[i] = new KeyValuePair<byte[], byte[]>(marked.Key, marked.Payload);
+            }
+        }
+
+        if (Isolation == IsolationLevel.Serializable)
+        {
+            var covered = count == limit ? new KeyRange(low, true, results[^1].Key, true) : range;
+            (_ranges ??= []).Add(covered);
+        }
+
+        return count;
+    }
+
+    private static void Collect(Node? n, in KeyRange range, int until, List<KeyValuePair<byte[], byte[]>> results)
+    {
+        while (n is not null && results.Count < until)
+        {
+            if (!range.AboveLow(n.Key))
+            {
+                n = n.Right;
+                continue;
+            }
+
+            if (!range.BelowHigh(n.Key))
+            {
+                n = n.Left;
+                continue;
+            }
+
+            Collect(n.Left, range, until, results);
+            if (results.Count >= until)
+            {
+                return;
+            }
+
+            results.Add(new KeyValuePair<byte[], byte[]>(n.Key, n.Payload));
+            n = n.Right;
+        }
+    }
+
+    /// <summary>The working tree's node for the key, without copying anything.</summary>
+    private Node? Find(byte[] key)
+    {
+        var n = _root;
+        while (n is not null)
+        {
+            var c = Keys.Compare(key, n.Key);
+            if (c == 0)
+            {
+                return n;
+            }
+
+            n = c < 0 ? n.Left : n.Right;
+        }
+
+        return null;
+    }
+
+    /// <summary>Copies the path to an existing key and marks the node read (DependsOn).</summary>
+    private Node MarkRead(byte[] key)
+    {
+        ref var slot = ref _root;
+        while (true)
+        {
+            var n = Own(slot!);
+            slot = n;
+            var c = Keys.Compare(key, n.Key);
+            if (c == 0)
+            {
+                // Reading one's own insert depends on nothing in the snapshot.
+                if (n.Scv.IsSome)
+                {
+                    n.Flags |= NodeFlags.DependsOn;
+                }
+
+                return n;
+            }
+
+            slot = ref c < 0 ? ref n.Left : ref n.Right;
+        }
+    }
+
+    private static void ValidateKey(byte[] key)
+    {
+        ArgumentNullException.ThrowIfNull(key);
+        if (key.Length == 0)
+        {
+            ThrowHelper.ThrowArgument(nameof(key), "a key must not be empty");
+        }
+    }
+}

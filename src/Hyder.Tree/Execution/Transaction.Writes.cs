@@ -1,0 +1,310 @@
+namespace Hyder.Tree;
+
+public sealed partial class Transaction
+{
+    /// <summary>Writes a key (insert or update).</summary>
+    public void Put(byte[] key, byte[] payload)
+    {
+        EnsureRunning();
+        ValidateKey(key);
+        ArgumentNullException.ThrowIfNull(payload);
+        var blind = Isolation == IsolationLevel.ReadCommitted;
+        if (Find(key) is not null)
+        {
+            Update(key, payload, blind);
+        }
+        else
+        {
+            InsertNew(key, payload, blind);
+        }
+
+        _wrote = true;
+    }
+
+    /// <summary>Inserts a key that must not exist; false (and no change) when it does.</summary>
+    public bool Insert(byte[] key, byte[] payload)
+    {
+        EnsureRunning();
+        ValidateKey(key);
+        ArgumentNullException.ThrowIfNull(payload);
+        if (Find(key) is not null)
+        {
+            if (TracksReads)
+            {
+                MarkRead(key);
+            }
+
+            return false;
+        }
+
+        // Insert depends on the key's absence at every level, read committed included.
+        InsertNew(key, payload, blind: false);
+        _wrote = true;
+        return true;
+    }
+
+    /// <summary>Deletes a key; false when it does not exist.</summary>
+    public bool Delete(byte[] key)
+    {
+        EnsureRunning();
+        ValidateKey(key);
+        if (Find(key) is null)
+        {
+            if (Isolation == IsolationLevel.Serializable)
+            {
+                (_ranges ??= []).Add(KeyRange.Closed(key, key));
+            }
+
+            return false;
+        }
+
+        _root = DeleteRec(_root!, key);
+        _wrote = true;
+        return true;
+    }
+
+    private void Update(byte[] key, byte[] payload, bool blind)
+    {
+        ref var slot = ref _root;
+        while (true)
+        {
+            var n = Own(slot!);
+            slot = n;
+            n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+            var c = Keys.Compare(key, n.Key);
+            if (c == 0)
+            {
+                n.Payload = payload;
+                n.Flags |= NodeFlags.Altered;
+                if (blind)
+                {
+                    n.Flags |= NodeFlags.BlindWrite;
+                }
+
+                return;
+            }
+
+            slot = ref c < 0 ? ref n.Left : ref n.Right;
+        }
+    }
+
+    private void InsertNew(byte[] key, byte[] payload, bool blind)
+    {
+        // Re-inserting a key this transaction deleted is an update of the snapshot's version.
+        var scv = NodeVersion.None;
+        if (_deletes is not null)
+        {
+            var at = FindDelete(key);
+            if (at >= 0)
+            {
+                scv = _deletes[at].Scv;
+                _deletes.RemoveAt(at);
+            }
+        }
+
+        var flags = NodeFlags.Altered | (blind ? NodeFlags.BlindWrite : NodeFlags.None);
+        _root = InsertRec(_root, key, payload, flags, scv, out _);
+    }
+
+    private Node InsertRec(Node? t, byte[] key, byte[] payload, NodeFlags flags, NodeVersion scv, out int directions)
+    {
+        if (t is null)
+        {
+            var leaf = _pool.Rent();
+            leaf.Key = key;
+            leaf.Payload = payload;
+            leaf.Flags = flags;
+            leaf.Scv = scv;
+            leaf.Ssv = NodeVersion.None;
+            leaf.Owner = _token;
+            leaf.Height = 1;
+            directions = 0;
+            return leaf;
+        }
+
+        var n = Own(t);
+        n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+        if (Keys.Compare(key, n.Key) < 0)
+        {
+            n.Left = InsertRec(n.Left, key, payload, flags, scv, out directions);
+            directions |= 1;
+        }
+        else
+        {
+            n.Right = InsertRec(n.Right, key, payload, flags, scv, out directions);
+            directions |= 2;
+        }
+
+        // The new key is this subtree's new smallest or largest key: its key span grew, so it
+        // no longer covers the same range as its source and must never be grafted in its place
+        // (meld paper, Theorem 3).
+        if (directions != 3)
+        {
+            n.Ssv = NodeVersion.None;
+        }
+
+        return Rebalance(n);
+    }
+
+    private Node? DeleteRec(Node t, byte[] key)
+    {
+        var n = Own(t);
+        n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+        var c = Keys.Compare(key, n.Key);
+        if (c < 0)
+        {
+            n.Left = DeleteRec(n.Left!, key);
+            return Rebalance(n);
+        }
+
+        if (c > 0)
+        {
+            n.Right = DeleteRec(n.Right!, key);
+            return Rebalance(n);
+        }
+
+        if (n.Scv.IsSome)
+        {
+            AddDelete(new DeleteEntry(n.Key, n.Scv, Isolation == IsolationLevel.ReadCommitted));
+        }
+
+        Node? replacement;
+        if (n.Left is null)
+        {
+            replacement = n.Right;
+        }
+        else if (n.Right is null)
+        {
+            replacement = n.Left;
+        }
+        else
+        {
+            var rest = RemoveMin(n.Right, out var successor);
+            successor.Left = n.Left;
+            successor.Right = rest;
+
+            // The successor moved: its subtree is new.
+            successor.Ssv = NodeVersion.None;
+            replacement = Rebalance(successor);
+        }
+
+        _pool.Return(n);
+        return replacement;
+    }
+
+    private Node? RemoveMin(Node t, out Node min)
+    {
+        var n = Own(t);
+        n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+        if (n.Left is null)
+        {
+            min = n;
+            return n.Right;
+        }
+
+        n.Left = RemoveMin(n.Left, out min);
+
+        // This subtree lost a key that was not deleted (it moved up): not its source's any more.
+        n.Ssv = NodeVersion.None;
+        return Rebalance(n);
+    }
+
+    private Node Rebalance(Node n)
+    {
+        n.FixHeight();
+        var balance = Node.HeightOf(n.Left) - Node.HeightOf(n.Right);
+        if (balance > 1)
+        {
+            var l = Own(n.Left!);
+            n.Left = l;
+            if (Node.HeightOf(l.Left) < Node.HeightOf(l.Right))
+            {
+                n.Left = RotateLeft(l);
+            }
+
+            return RotateRight(n);
+        }
+
+        if (balance < -1)
+        {
+            var r = Own(n.Right!);
+            n.Right = r;
+            if (Node.HeightOf(r.Right) < Node.HeightOf(r.Left))
+            {
+                n.Right = RotateRight(r);
+            }
+
+            return RotateLeft(n);
+        }
+
+        return n;
+    }
+
+    private Node RotateRight(Node x)
+    {
+        var y = Own(x.Left!);
+        x.Left = y.Right;
+        y.Right = x;
+        Restructured(x);
+        Restructured(y);
+        x.FixHeight();
+        y.FixHeight();
+        return y;
+    }
+
+    private Node RotateLeft(Node x)
+    {
+        var y = Own(x.Right!);
+        x.Right = y.Left;
+        y.Left = x;
+        Restructured(x);
+        Restructured(y);
+        x.FixHeight();
+        y.FixHeight();
+        return y;
+    }
+
+    /// <summary>A rotated node's subtree holds other keys than its source's.</summary>
+    private static void Restructured(Node n)
+    {
+        n.Ssv = NodeVersion.None;
+        n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+    }
+
+    private void AddDelete(DeleteEntry entry)
+    {
+        _deletes ??= [];
+        var at = FindDelete(entry.Key);
+        if (at >= 0)
+        {
+            ThrowHelper.ThrowInvariant($"key {Keys.Format(entry.Key)} deleted twice by one transaction");
+        }
+
+        _deletes.Insert(~at, entry);
+    }
+
+    private int FindDelete(byte[] key)
+    {
+        int lo = 0, hi = _deletes!.Count - 1;
+        while (lo <= hi)
+        {
+            var mid = (lo + hi) >>> 1;
+            var c = Keys.Compare(_deletes[mid].Key, key);
+            if (c == 0)
+            {
+                return mid;
+            }
+
+            if (c < 0)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+
+        return ~lo;
+    }
+}

@@ -1,0 +1,180 @@
+using Hyder.Tree.Memory;
+
+namespace Hyder.Tree;
+
+/// <summary>
+/// A transaction running on an immutable snapshot. Its working tree starts as the snapshot's root
+/// and grows by copy-on-write into the intention (meld paper Appendix E): writes copy the path to
+/// the root; at serializable and repeatable read, reads copy their path too and mark the node read.
+/// </summary>
+/// <remarks>
+/// Single-threaded: one transaction belongs to one executor thread, and allocates from that
+/// thread's pool. <see cref="Complete"/> hands the intention over (or nothing, when read-only);
+/// <see cref="Dispose"/> without completing throws the work away.
+/// </remarks>
+public sealed partial class Transaction : IDisposable
+{
+    private static long s_nextToken;
+
+    private readonly Database _database;
+    private readonly NodePool _pool;
+    private readonly long _token;
+    private Node? _root;
+    private List<DeleteEntry>? _deletes;
+    private List<KeyRange>? _ranges;
+    private bool _wrote;
+    private bool _finished;
+
+    internal Transaction(Database database, DatabaseState snapshot, IsolationLevel isolation, NodePool pool)
+    {
+        _database = database;
+        Snapshot = snapshot;
+        Isolation = isolation;
+        _pool = pool;
+        _root = snapshot.Root;
+        _token = Interlocked.Decrement(ref s_nextToken);
+    }
+
+    /// <summary>The state the transaction reads.</summary>
+    public DatabaseState Snapshot { get; }
+
+    /// <summary>The transaction's isolation level.</summary>
+    public IsolationLevel Isolation { get; }
+
+    /// <summary>True once the transaction changed something (it will produce an intention).</summary>
+    public bool HasWrites => _wrote;
+
+    private bool TracksReads => Isolation is IsolationLevel.Serializable or IsolationLevel.RepeatableRead;
+
+    /// <summary>
+    /// Finishes execution: the intention to append, or null for a read-only transaction, which
+    /// commits on its snapshot and never reaches the log.
+    /// </summary>
+    public Intention? Complete()
+    {
+        EnsureRunning();
+        _finished = true;
+        if (!_wrote)
+        {
+            ReleaseNodes(_root);
+            _database.Release(Snapshot);
+            return null;
+        }
+
+        List<KeyRange>? rootRanges = null;
+        if (_ranges is not null)
+        {
+            foreach (var range in _ranges)
+            {
+                if (!AttachRange(range))
+                {
+                    (rootRanges ??= []).Add(range);
+                }
+            }
+        }
+
+        var deletes = _deletes is null ? [] : _deletes.ToArray();
+        return new Intention(_root, Snapshot, Isolation, deletes, rootRanges is null ? [] : rootRanges.ToArray(), 0)
+        {
+            ExecutorToken = _token,
+        };
+    }
+
+    /// <summary>Throws the transaction's work away (a rollback) unless it completed.</summary>
+    public void Dispose()
+    {
+        if (_finished)
+        {
+            return;
+        }
+
+        _finished = true;
+        ReleaseNodes(_root);
+        _root = null;
+        _database.Release(Snapshot);
+    }
+
+    private void EnsureRunning()
+    {
+        if (_finished)
+        {
+            ThrowHelper.ThrowInvalidOperation("the transaction has already completed or been disposed");
+        }
+    }
+
+    /// <summary>This transaction's own copy of <paramref name="s"/> (copy-on-write).</summary>
+    private Node Own(Node s)
+    {
+        if (s.Owner == _token)
+        {
+            return s;
+        }
+
+        var n = _pool.Rent();
+        n.Key = s.Key;
+        n.Payload = s.Payload;
+        n.Left = s.Left;
+        n.Right = s.Right;
+        n.Height = s.Height;
+        n.Scv = s.Ncv;
+        n.Ssv = s.Nsv;
+        n.Flags = NodeFlags.SubtreeIsOnlyReadDependent;
+        n.Owner = _token;
+        n.Source = s;
+        return n;
+    }
+
+    /// <summary>Returns this transaction's own nodes to the pool.</summary>
+    private void ReleaseNodes(Node? n)
+    {
+        if (n is null || n.Owner != _token)
+        {
+            return;
+        }
+
+        var l = n.Left;
+        var r = n.Right;
+        _pool.Return(n);
+        ReleaseNodes(l);
+        ReleaseNodes(r);
+    }
+
+    /// <summary>
+    /// Marks a scanned range on its lowest common ancestor in the working tree (copying the path),
+    /// so meld checks the range where the trees meet. False when the tree is empty.
+    /// </summary>
+    private bool AttachRange(in KeyRange range)
+    {
+        ref var slot = ref _root;
+        Node? last = null;
+        while (slot is not null)
+        {
+            var n = Own(slot);
+            slot = n;
+            last = n;
+            if (range.Contains(n.Key))
+            {
+                break;
+            }
+
+            slot = ref !range.BelowHigh(n.Key) ? ref n.Left : ref n.Right;
+        }
+
+        if (last is null)
+        {
+            return false;
+        }
+
+        if (last.DependsOnTree)
+        {
+            last.DependencyRange = last.DependencyRange.Hull(range);
+        }
+        else
+        {
+            last.Flags |= NodeFlags.DependsOnTree;
+            last.DependencyRange = range;
+        }
+
+        return true;
+    }
+}

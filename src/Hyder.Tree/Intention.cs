@@ -1,0 +1,98 @@
+namespace Hyder.Tree;
+
+/// <summary>
+/// A transaction's intention: the copy-on-write tree of every node it wrote, read (at serializable
+/// and repeatable read) or copied on a path to those, its delete list, and the snapshot it ran on
+/// (meld paper §3, Appendix E; Hyder II §2).
+/// </summary>
+/// <remarks>
+/// Nodes inside the intention have <see cref="Node.Owner"/> equal to <see cref="Ordinal"/> once
+/// sealed; every other pointer leads outside, into the snapshot. The snapshot's state stays pinned
+/// until the intention has been melded, because meld may read through those pointers.
+/// </remarks>
+public sealed class Intention
+{
+    internal Intention(Node? root, DatabaseState snapshot, IsolationLevel isolation, DeleteEntry[] deletes, KeyRange[] rootRanges, int nodeCount)
+    {
+        Root = root;
+        Snapshot = snapshot;
+        Isolation = isolation;
+        Deletes = deletes;
+        RootRanges = rootRanges;
+        NodeCount = nodeCount;
+    }
+
+    /// <summary>The token the executor marked this intention's nodes with until it is sealed.</summary>
+    internal long ExecutorToken { get; init; }
+
+    /// <summary>The root of the intention's tree (null when the transaction emptied the database).</summary>
+    public Node? Root { get; internal set; }
+
+    /// <summary>The state the transaction ran on.</summary>
+    public DatabaseState Snapshot { get; }
+
+    /// <summary>The snapshot's sequence: the ordinal of the last intention it includes.</summary>
+    public long SnapshotSequence => Snapshot.Sequence;
+
+    /// <summary>The isolation level the transaction ran at.</summary>
+    public IsolationLevel Isolation { get; }
+
+    /// <summary>Keys deleted, sorted ordinally, unique.</summary>
+    public DeleteEntry[] Deletes { get; }
+
+    /// <summary>Scanned ranges with no node to carry them (the transaction saw an empty tree).</summary>
+    public KeyRange[] RootRanges { get; }
+
+    /// <summary>Nodes inside the intention.</summary>
+    public int NodeCount { get; private set; }
+
+    /// <summary>The intention's number in the log, counting every intention (≥ 1), once appended.</summary>
+    public long Ordinal { get; private set; }
+
+    /// <summary>The intention's log position (of its last block), once appended.</summary>
+    public long Position { get; private set; }
+
+    /// <summary>True once <see cref="Seal"/> gave the nodes their versions.</summary>
+    public bool IsSealed => Ordinal != 0;
+
+    /// <summary>True when <paramref name="node"/> belongs to this intention.</summary>
+    public bool Contains(Node node) => node.Owner == Ordinal;
+
+    /// <summary>
+    /// Fixes the intention at its log position: every inside node gets
+    /// VN = (position, post-order index) and Owner = ordinal (meld paper App. E; DESIGN §2).
+    /// </summary>
+    /// <param name="ordinal">The intention's number in the log.</param>
+    /// <param name="position">The intention's log position.</param>
+    internal void Seal(long ordinal, long position)
+    {
+        if (IsSealed)
+        {
+            ThrowHelper.ThrowInvalidOperation("the intention is already sealed");
+        }
+
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(ordinal);
+        var index = 0;
+        SealSubtree(Root, ordinal, position, ExecutorToken, ref index);
+        NodeCount = index;
+        Ordinal = ordinal;
+        Position = position;
+    }
+
+    private static void SealSubtree(Node? n, long ordinal, long position, long token, ref int index)
+    {
+        if (n is null || n.Owner != token)
+        {
+            return;
+        }
+
+        SealSubtree(n.Left, ordinal, position, token, ref index);
+        SealSubtree(n.Right, ordinal, position, token, ref index);
+        n.Vn = NodeVersion.Persistent(position, index++);
+        n.Owner = ordinal;
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() =>
+        $"intention #{Ordinal} @{Position} on #{SnapshotSequence} ({Isolation}, {NodeCount} nodes, {Deletes.Length} deletes)";
+}

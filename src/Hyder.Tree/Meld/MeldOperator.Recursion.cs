@@ -1,0 +1,282 @@
+namespace Hyder.Tree.Meld;
+
+public sealed partial class MeldOperator
+{
+    /// <summary>
+    /// Melds the intention subtree <paramref name="n"/> into the state subtree <paramref name="l"/>
+    /// over the key range <paramref name="kr"/> (Appendix C's <c>Meld</c>; with
+    /// <paramref name="build"/> false it is <c>MeldNoEphem</c>: checks only, makes nothing).
+    /// </summary>
+    /// <remarks>
+    /// Invariants: <paramref name="l"/> is the state's subtree holding exactly the state's keys in
+    /// <paramref name="kr"/>; <paramref name="n"/>'s subtree holds every intention node whose key
+    /// is in <paramref name="kr"/> (it may hold more, outside the range). The result holds the
+    /// merged keys of <paramref name="kr"/> only.
+    /// </remarks>
+    /// <returns>True when a conflict was found (the outcome says which).</returns>
+    private bool Meld(Node? l, Node? n, in KeyRange kr, bool build, out Node? result)
+    {
+        result = l;
+
+        // Grafting-lcs: no intention node lies in this range (line 1 and line 10).
+        if (n is null || !Inside(n))
+        {
+            return false;
+        }
+
+        _outcome.IntentionNodesVisited++;
+
+        // Read-only subtree: check without making nodes, keep the state's subtree (lines 3-7).
+        if (build && n.SubtreeIsOnlyReadDependent)
+        {
+            return Meld(l, n, kr, build: false, out _);
+        }
+
+        // The state has no key in this range: pick the intention's nodes that belong here (line 8).
+        if (l is null)
+        {
+            if (Extract(n, kr, build, out result))
+            {
+                return true;
+            }
+
+            return false;
+        }
+
+        _outcome.StateNodesVisited++;
+
+        // Grafting-intention: nothing changed under l since the transaction's snapshot (line 12).
+        if (n.Ssv == l.Nsv)
+        {
+            if (!kr.Contains(n.Key))
+            {
+                ThrowHelper.ThrowRejected(
+                    $"intention node {Keys.Format(n.Key)} claims the structure version of state node {Keys.Format(l.Key)} but lies outside its range {kr}");
+            }
+
+            result = build ? Graft(n, l) : n;
+            return false;
+        }
+
+        var c = Keys.Compare(n.Key, l.Key);
+        return c == 0 ? Symmetric(l, n, kr, build, out result) : Asymmetric(l, n, c, kr, build, out result);
+    }
+
+    /// <summary>The node checks of §7.1 / Hyder II App. A, comparing versions (DESIGN §12, first trap).</summary>
+    private bool CheckPair(Node l, Node n, in KeyRange kr)
+    {
+        if (n.DependsOnTree && PhantomCheck(l, n.DependencyRange.Intersect(kr)))
+        {
+            return true;
+        }
+
+        if (n.Scv != l.Ncv)
+        {
+            if (n.Altered && (n.Flags & NodeFlags.BlindWrite) == 0)
+            {
+                return Conflict(AbortCause.WriteWrite, n.Key);
+            }
+
+            if (n.DependsOn)
+            {
+                return Conflict(AbortCause.ReadWrite, n.Key);
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Same key in the intention and the state: meld children pairwise.</summary>
+    private bool Symmetric(Node l, Node n, in KeyRange kr, bool build, out Node? result)
+    {
+        result = l;
+        if (CheckPair(l, n, kr))
+        {
+            return true;
+        }
+
+        Node? rl = l.Left, rr = l.Right;
+        if (n.Left is not null && Meld(l.Left, n.Left, kr.Below(l.Key), build, out rl))
+        {
+            return true;
+        }
+
+        if (n.Right is not null && Meld(l.Right, n.Right, kr.Above(l.Key), build, out rr))
+        {
+            return true;
+        }
+
+        if (build)
+        {
+            result = Combine(l, n, rl, rr);
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Different keys (the trees diverged by inserts, deletes or rotations): split the intention
+    /// subtree at the state node's key (§7.2, lines 27-43).
+    /// </summary>
+    private bool Asymmetric(Node l, Node n, int nVsL, in KeyRange kr, bool build, out Node? result)
+    {
+        result = l;
+
+        // The intention's node with the state node's key, if any, is checked here: the two
+        // recursive calls below exclude that key.
+        var p = FindInside(n, l.Key);
+        if (p is not null)
+        {
+            _outcome.IntentionNodesVisited++;
+            if (CheckPair(l, p, kr))
+            {
+                return true;
+            }
+        }
+
+        var leftKr = kr.Below(l.Key);
+        var rightKr = kr.Above(l.Key);
+        Node? rl, rr;
+        if (nVsL < 0)
+        {
+            // n is left of l: all of n's subtree may hold keys below l; the part above l hangs
+            // off n's right spine.
+            if (Meld(l.Left, n, leftKr, build, out rl))
+            {
+                return true;
+            }
+
+            var t = n;
+            while (t is not null && Inside(t) && Keys.Compare(t.Key, l.Key) <= 0)
+            {
+                if (t.DependsOnTree && t != p && PhantomCheck(l.Right, t.DependencyRange.Intersect(rightKr)))
+                {
+                    return true;
+                }
+
+                t = t.Right;
+            }
+
+            if (Meld(l.Right, t, rightKr, build, out rr))
+            {
+                return true;
+            }
+        }
+        else
+        {
+            var t = n;
+            while (t is not null && Inside(t) && Keys.Compare(t.Key, l.Key) >= 0)
+            {
+                if (t.DependsOnTree && t != p && PhantomCheck(l.Left, t.DependencyRange.Intersect(leftKr)))
+                {
+                    return true;
+                }
+
+                t = t.Left;
+            }
+
+            if (Meld(l.Left, t, leftKr, build, out rl))
+            {
+                return true;
+            }
+
+            if (Meld(l.Right, n, rightKr, build, out rr))
+            {
+                return true;
+            }
+        }
+
+        if (build)
+        {
+            result = Combine(l, p, rl, rr);
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// The state has no key in <paramref name="kr"/>: keep the intention's inserts (and blind
+    /// writes) that lie there; a read or an update of a key that is gone is a conflict; nodes that
+    /// were only on a path are dropped (their keys were deleted in the conflict zone).
+    /// </summary>
+    private bool Extract(Node? n, in KeyRange kr, bool build, out Node? result)
+    {
+        result = null;
+        while (true)
+        {
+            if (n is null || !Inside(n))
+            {
+                return false;
+            }
+
+            _outcome.IntentionNodesVisited++;
+            if (!kr.AboveLow(n.Key))
+            {
+                n = n.Right;
+            }
+            else if (!kr.BelowHigh(n.Key))
+            {
+                n = n.Left;
+            }
+            else
+            {
+                break;
+            }
+        }
+
+        bool keep;
+        if (n.Altered)
+        {
+            if (n.Scv.IsSome && (n.Flags & NodeFlags.BlindWrite) == 0)
+            {
+                return Conflict(AbortCause.WriteWrite, n.Key);
+            }
+
+            keep = true;
+        }
+        else if (n.DependsOn)
+        {
+            return Conflict(AbortCause.ReadWrite, n.Key);
+        }
+        else
+        {
+            keep = false;
+        }
+
+        if (Extract(n.Left, kr.Below(n.Key), build, out var el) || Extract(n.Right, kr.Above(n.Key), build, out var er))
+        {
+            return true;
+        }
+
+        if (build)
+        {
+            if (keep)
+            {
+                result = el == n.Left && er == n.Right ? n : Join(el, n, er);
+            }
+            else
+            {
+                result = Join2(el, er);
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>The inside node with <paramref name="key"/> in <paramref name="n"/>'s subtree, or null.</summary>
+    private Node? FindInside(Node? n, byte[] key)
+    {
+        while (n is not null && Inside(n))
+        {
+            var c = Keys.Compare(key, n.Key);
+            if (c == 0)
+            {
+                return n;
+            }
+
+            n = c < 0 ? n.Left : n.Right;
+        }
+
+        return null;
+    }
+}

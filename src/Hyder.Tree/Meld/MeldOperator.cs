@@ -1,0 +1,230 @@
+using System.Runtime.CompilerServices;
+using Hyder.Tree.Memory;
+
+namespace Hyder.Tree.Meld;
+
+/// <summary>
+/// The meld operator (meld paper §3-§7, Appendix C, completed as docs/meld.md describes): decides
+/// whether an intention commits against the last committed state and, if so, merges it into a new
+/// state. One instance belongs to one stage thread: it allocates ephemeral nodes from that thread's
+/// pool and numbers them with that thread's configured id, so every server makes the same nodes
+/// with the same ids.
+/// </summary>
+/// <remarks>
+/// Not thread-safe by design: no locks or interlocked operations on this path.
+/// </remarks>
+public sealed partial class MeldOperator
+{
+    private readonly NodePool _pool;
+    private readonly byte _threadId;
+    private long _sequence;
+    private long _sequenceAtStart;
+    private readonly NodeList _fresh = new(256);
+    private NodeList _displaced = new(256);
+
+    private Intention _intention = null!;
+    private long _ownerLow;
+    private long _ownerHigh;
+    private bool _apply;
+    private MeldOutcome _outcome;
+
+    /// <summary>Creates the operator of one stage thread.</summary>
+    /// <param name="threadId">The stage thread's id, fixed by configuration (part of every ephemeral id).</param>
+    /// <param name="pool">The stage thread's node pool.</param>
+    /// <param name="firstSequence">The thread's next ephemeral sequence number (non-zero after recovery).</param>
+    public MeldOperator(byte threadId, NodePool pool, long firstSequence = 0)
+    {
+        _threadId = threadId;
+        _pool = pool;
+        _sequence = firstSequence;
+    }
+
+    /// <summary>Running totals over every meld this operator ran.</summary>
+    public MeldCounters Counters { get; } = new();
+
+    /// <summary>The stage thread id in this operator's ephemeral ids.</summary>
+    public byte ThreadId => _threadId;
+
+    /// <summary>The sequence number the next ephemeral node will get.</summary>
+    public long NextEphemeralSequence => _sequence;
+
+    /// <summary>
+    /// Melds <paramref name="intention"/> into <paramref name="lcs"/>, the last committed state.
+    /// </summary>
+    /// <param name="intention">A sealed intention whose snapshot is <paramref name="lcs"/> or older.</param>
+    /// <param name="lcs">The last committed state.</param>
+    /// <param name="newRoot">The new state's root when committed; <c>lcs.Root</c> otherwise.</param>
+    /// <param name="displaced">
+    /// When committed, the state nodes the new state no longer reaches (the caller retires them
+    /// until every older state is released); the operator starts a new list for its next meld.
+    /// </param>
+    /// <remarks>
+    /// On commit the intention's nodes that did not become part of the new state go back to the
+    /// pool; on abort all of them do, and so do the ephemeral nodes made on the way. The intention
+    /// must not be used afterwards.
+    /// </remarks>
+    public MeldOutcome Apply(Intention intention, DatabaseState lcs, out Node? newRoot, out NodeList? displaced)
+    {
+        Run(intention, lcs, apply: true, out newRoot);
+        if (_outcome.Committed)
+        {
+            RecycleIntention(intention.Root, keepGrafted: true);
+            _fresh.Clear();
+            displaced = _displaced;
+            _displaced = new NodeList(256);
+        }
+        else
+        {
+            RecycleIntention(intention.Root, keepGrafted: false);
+            _fresh.ReturnAllTo(_pool);
+            _displaced.Clear();
+            _sequence = _sequenceAtStart;
+            displaced = null;
+        }
+
+        Counters.Add(_outcome);
+        return _outcome;
+    }
+
+    /// <summary>
+    /// Runs meld without publishing anything: the decision and its costs, with the result thrown
+    /// away and its ephemeral nodes recycled. The intention and the state are left untouched, so
+    /// the same intention can be melded again (benchmarks, premeld-equivalence tests).
+    /// </summary>
+    public MeldOutcome Trial(Intention intention, DatabaseState lcs)
+    {
+        Run(intention, lcs, apply: false, out _);
+        _fresh.ReturnAllTo(_pool);
+        _displaced.Clear();
+        _sequence = _sequenceAtStart;
+        Counters.Add(_outcome);
+        return _outcome;
+    }
+
+    private void Run(Intention intention, DatabaseState lcs, bool apply, out Node? newRoot)
+    {
+        if (!intention.IsSealed)
+        {
+            ThrowHelper.ThrowInvalidOperation("meld needs a sealed intention (append it first)");
+        }
+
+        if (intention.SnapshotSequence > lcs.Sequence || intention.Ordinal <= lcs.Sequence)
+        {
+            ThrowHelper.ThrowRejected(
+                $"{intention} cannot be melded into state #{lcs.Sequence}: its snapshot must not be newer than the state and it must come after it");
+        }
+
+        _intention = intention;
+        _ownerLow = intention.Ordinal;
+        _ownerHigh = intention.Ordinal;
+        _apply = apply;
+        _sequenceAtStart = _sequence;
+        _outcome = default;
+        _outcome.ConflictZoneLength = intention.Ordinal - 1 - intention.SnapshotSequence;
+
+        try
+        {
+            newRoot = MeldRoot(lcs);
+        }
+        catch
+        {
+            // A rejected intention leaves the state untouched: nothing made here was published.
+            _fresh.ReturnAllTo(_pool);
+            _displaced.Clear();
+            _sequence = _sequenceAtStart;
+            _intention = null!;
+            throw;
+        }
+
+        _outcome.EphemeralNodesCreated = (int)(_sequence - _sequenceAtStart);
+        _intention = null!;
+        if (!_outcome.Committed)
+        {
+            newRoot = lcs.Root;
+        }
+    }
+
+    private Node? MeldRoot(DatabaseState lcs)
+    {
+        var i = _intention;
+
+        // Serial intention: its snapshot is the last committed state, so its tree is the new state.
+        if (i.Snapshot == lcs)
+        {
+            _outcome.Serial = true;
+            _outcome.Committed = true;
+            foreach (var d in i.Deletes)
+            {
+                var old = FindState(lcs.Root, d.Key);
+                if (old is not null)
+                {
+                    Retire(old);
+                }
+            }
+
+            var serialRoot = Graft(i.Root, lcs.Root);
+            MarkGrafted(serialRoot);
+            return serialRoot;
+        }
+
+        if (CheckDeletes(lcs.Root))
+        {
+            return null;
+        }
+
+        foreach (var range in i.RootRanges)
+        {
+            if (PhantomCheck(lcs.Root, range))
+            {
+                return null;
+            }
+        }
+
+        if (Meld(lcs.Root, i.Root, KeyRange.All, build: true, out var root))
+        {
+            return null;
+        }
+
+        root = ApplyDeletes(lcs.Root, root);
+        MarkGrafted(root);
+        _outcome.Committed = true;
+        return root;
+    }
+
+    /// <summary>True when the node belongs to the intention being melded.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool Inside(Node n) => n.Owner >= _ownerLow && n.Owner <= _ownerHigh;
+
+    /// <summary>Records an abort and returns true, so callers can write <c>return Conflict(...)</c>.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool Conflict(AbortCause cause, byte[] key)
+    {
+        _outcome.Cause = cause;
+        _outcome.ConflictKey = key;
+        return true;
+    }
+
+    /// <summary>
+    /// Hands the intention's nodes that are not part of the new state back to the pool: the walk
+    /// follows inside pointers only and stops at grafted nodes (clearing their mark).
+    /// </summary>
+    private void RecycleIntention(Node? n, bool keepGrafted)
+    {
+        if (n is null || !Inside(n))
+        {
+            return;
+        }
+
+        if (keepGrafted && (n.Flags & NodeFlags.Grafted) != 0)
+        {
+            n.Flags &= ~NodeFlags.Grafted;
+            return;
+        }
+
+        var left = n.Left;
+        var right = n.Right;
+        _pool.Return(n);
+        RecycleIntention(left, keepGrafted);
+        RecycleIntention(right, keepGrafted);
+    }
+}

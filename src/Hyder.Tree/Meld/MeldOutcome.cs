@@ -1,0 +1,114 @@
+namespace Hyder.Tree.Meld;
+
+/// <summary>Which check aborted an intention.</summary>
+public enum AbortCause : byte
+{
+    /// <summary>Not aborted.</summary>
+    None = 0,
+
+    /// <summary>The transaction wrote a key whose content changed in its conflict zone (SCV ≠ NCV).</summary>
+    WriteWrite = 1,
+
+    /// <summary>The transaction read a key whose content changed (or that was deleted) in its conflict zone.</summary>
+    ReadWrite = 2,
+
+    /// <summary>A key in a scanned range was inserted, changed or deleted in the conflict zone.</summary>
+    Phantom = 3,
+
+    /// <summary>The transaction deleted a key that was changed or deleted in its conflict zone.</summary>
+    DeleteConflict = 4,
+}
+
+/// <summary>What one meld decided and what it cost.</summary>
+public struct MeldOutcome
+{
+    /// <summary>True when the intention committed.</summary>
+    public bool Committed;
+
+    /// <summary>The check that fired, when aborted.</summary>
+    public AbortCause Cause;
+
+    /// <summary>The key the check fired on, when aborted.</summary>
+    public byte[]? ConflictKey;
+
+    /// <summary>Intention nodes meld visited.</summary>
+    public int IntentionNodesVisited;
+
+    /// <summary>Last-committed-state nodes meld visited.</summary>
+    public int StateNodesVisited;
+
+    /// <summary>Ephemeral nodes created (kept when committed).</summary>
+    public int EphemeralNodesCreated;
+
+    /// <summary>Intentions between the snapshot and this intention.</summary>
+    public long ConflictZoneLength;
+
+    /// <summary>True when the intention was serial (empty conflict zone): its root became the state.</summary>
+    public bool Serial;
+
+    /// <summary>Nodes visited in total: the papers' measure of meld's work.</summary>
+    public readonly int NodesVisited => IntentionNodesVisited + StateNodesVisited;
+
+    /// <inheritdoc/>
+    public override readonly string ToString() => Committed
+        ? $"committed (zone {ConflictZoneLength}, visited {NodesVisited}, ephemeral {EphemeralNodesCreated})"
+        : $"aborted: {Cause} on {(ConflictKey is null ? "?" : Keys.Format(ConflictKey))} (zone {ConflictZoneLength})";
+}
+
+/// <summary>Running totals a stage reports (benchmarks, metrics).</summary>
+public sealed class MeldCounters
+{
+    /// <summary>Melds run.</summary>
+    public long Melds;
+
+    /// <summary>Melds that committed.</summary>
+    public long Commits;
+
+    /// <summary>Aborts by cause (indexed by <see cref="AbortCause"/>).</summary>
+    public readonly long[] AbortsByCause = new long[5];
+
+    /// <summary>Intention nodes visited.</summary>
+    public long IntentionNodesVisited;
+
+    /// <summary>State nodes visited.</summary>
+    public long StateNodesVisited;
+
+    /// <summary>Ephemeral nodes created.</summary>
+    public long EphemeralNodesCreated;
+
+    /// <summary>Sum of conflict-zone lengths.</summary>
+    public long ConflictZoneTotal;
+
+    /// <summary>Serial intentions (fast path).</summary>
+    public long Serial;
+
+    /// <summary>Adds one meld's figures.</summary>
+    public void Add(in MeldOutcome o)
+    {
+        Melds++;
+        if (o.Committed)
+        {
+            Commits++;
+        }
+        else
+        {
+            AbortsByCause[(int)o.Cause]++;
+        }
+
+        IntentionNodesVisited += o.IntentionNodesVisited;
+        StateNodesVisited += o.StateNodesVisited;
+        EphemeralNodesCreated += o.EphemeralNodesCreated;
+        ConflictZoneTotal += o.ConflictZoneLength;
+        if (o.Serial)
+        {
+            Serial++;
+        }
+    }
+
+    /// <summary>Sets every total back to zero.</summary>
+    public void Reset()
+    {
+        Melds = Commits = IntentionNodesVisited = StateNodesVisited = EphemeralNodesCreated = ConflictZoneTotal = Serial = 0;
+        Array.Clear(AbortsByCause);
+    }
+}

@@ -1,0 +1,100 @@
+using System.Runtime.CompilerServices;
+
+namespace Hyder.Tree.Memory;
+
+/// <summary>
+/// A bounded free list of <see cref="Node"/> objects owned by one thread: no locks, no interlocked
+/// operations. Each pipeline stage thread and each executor thread has its own (<see cref="Current"/>).
+/// </summary>
+/// <remarks>
+/// A node handed back is cleared (no references kept alive) and marked pooled; handing back a
+/// pooled node again throws <see cref="InvariantViolationException"/> — a double return means two
+/// owners, which would corrupt a tree. When the list is full the node is left to the GC
+/// (<see cref="Dropped"/> counts those), so a pool never grows without bound.
+/// </remarks>
+public sealed class NodePool
+{
+    /// <summary>Capacity of the pools made by <see cref="Current"/>.</summary>
+    public const int DefaultCapacity = 1 << 16;
+
+    [ThreadStatic]
+    private static NodePool? t_current;
+
+    private readonly Node[] _items;
+    private int _count;
+
+    /// <summary>Creates a pool that keeps at most <paramref name="capacity"/> free nodes.</summary>
+    public NodePool(int capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(capacity);
+        _items = new Node[capacity];
+    }
+
+    /// <summary>The calling thread's pool.</summary>
+    public static NodePool Current => t_current ??= new NodePool(DefaultCapacity);
+
+    /// <summary>Nodes created because the free list was empty.</summary>
+    public long Allocated { get; private set; }
+
+    /// <summary>Nodes handed back.</summary>
+    public long Returned { get; private set; }
+
+    /// <summary>Nodes handed back while the free list was full (left to the GC).</summary>
+    public long Dropped { get; private set; }
+
+    /// <summary>Free nodes held now.</summary>
+    public int Count => _count;
+
+    /// <summary>Takes a cleared node.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public Node Rent()
+    {
+        if (_count > 0)
+        {
+            var n = _items[--_count];
+            _items[_count] = null!;
+            n.Flags = NodeFlags.None;
+            return n;
+        }
+
+        return RentNew();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private Node RentNew()
+    {
+        Allocated++;
+        return new Node();
+    }
+
+    /// <summary>Hands a node back; it must be reachable from nothing.</summary>
+    public void Return(Node node)
+    {
+        if ((node.Flags & NodeFlags.Pooled) != 0)
+        {
+            ThrowHelper.ThrowInvariant($"node {Keys.Format(node.Key)} returned to a pool twice");
+        }
+
+        node.Clear();
+        Returned++;
+        if (_count < _items.Length)
+        {
+            _items[_count++] = node;
+        }
+        else
+        {
+            Dropped++;
+        }
+    }
+
+    /// <summary>Fills the free list with <paramref name="count"/> new nodes (warm-up, outside timed regions).</summary>
+    public void Prefill(int count)
+    {
+        for (var i = 0; i < count && _count < _items.Length; i++)
+        {
+            var n = new Node();
+            n.Clear();
+            _items[_count++] = n;
+        }
+    }
+}

@@ -1,0 +1,115 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
+namespace Hyder.Tree;
+
+/// <summary>
+/// One version of one key in the copy-on-write tree, with its meld metadata (meld paper §4).
+/// </summary>
+/// <remarks>
+/// A node is immutable once it is reachable from a published state or a sealed intention; only the
+/// executor that owns an unsealed intention and the meld call that just created an ephemeral node
+/// may change it. Nodes come from per-thread pools (<see cref="Memory.NodePool"/>).
+/// </remarks>
+[DebuggerDisplay("{Keys.Format(Key),nq} vn={Vn} ssv={Ssv} scv={Scv} {Flags}")]
+public sealed class Node
+{
+    /// <summary>The key.</summary>
+    public byte[] Key = [];
+
+    /// <summary>The payload.</summary>
+    public byte[] Payload = [];
+
+    /// <summary>Left child (smaller keys), or null.</summary>
+    public Node? Left;
+
+    /// <summary>Right child (larger keys), or null.</summary>
+    public Node? Right;
+
+    /// <summary>
+    /// Executor bookkeeping, in memory only: the snapshot node this intention node was copied from.
+    /// Meld uses it to retire exactly the state nodes a graft replaces, then clears it, so no
+    /// published node keeps an older one alive.
+    /// </summary>
+    public Node? Source;
+
+    /// <summary>This node's version.</summary>
+    public NodeVersion Vn;
+
+    /// <summary>Source structure version: NSV of the node this one was copied from, or none.</summary>
+    public NodeVersion Ssv;
+
+    /// <summary>Source content version: NCV of the node this one was copied from, or none.</summary>
+    public NodeVersion Scv;
+
+    /// <summary>
+    /// Which intention the node belongs to: the intention's ordinal (≥ 1) once sealed, a negative
+    /// transaction token while its transaction runs, 0 for an ephemeral node of a state.
+    /// </summary>
+    public long Owner;
+
+    /// <summary>The key range a <see cref="NodeFlags.DependsOnTree"/> node depends on.</summary>
+    public KeyRange DependencyRange;
+
+    /// <summary>Meld flags.</summary>
+    public NodeFlags Flags;
+
+    /// <summary>AVL height of the subtree (a leaf has 1).</summary>
+    public byte Height;
+
+    /// <summary>Altered flag.</summary>
+    public bool Altered => (Flags & NodeFlags.Altered) != 0;
+
+    /// <summary>DependsOn flag.</summary>
+    public bool DependsOn => (Flags & NodeFlags.DependsOn) != 0;
+
+    /// <summary>DependsOnTree flag.</summary>
+    public bool DependsOnTree => (Flags & NodeFlags.DependsOnTree) != 0;
+
+    /// <summary>SubtreeIsOnlyReadDependent flag.</summary>
+    public bool SubtreeIsOnlyReadDependent => (Flags & NodeFlags.SubtreeIsOnlyReadDependent) != 0;
+
+    /// <summary>New content version: the version that produced this payload.</summary>
+    public NodeVersion Ncv
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => (Flags & NodeFlags.Altered) != 0 ? Vn : Scv;
+    }
+
+    /// <summary>New structure version: the oldest version whose subtree is exactly this one's.</summary>
+    public NodeVersion Nsv
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => (Flags & NodeFlags.SubtreeIsOnlyReadDependent) != 0 ? Ssv : Vn;
+    }
+
+    /// <summary>Height of a possibly empty subtree.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int HeightOf(Node? n) => n is null ? 0 : n.Height;
+
+    /// <summary>Recomputes <see cref="Height"/> from the children.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void FixHeight()
+    {
+        var l = HeightOf(Left);
+        var r = HeightOf(Right);
+        Height = (byte)((l > r ? l : r) + 1);
+    }
+
+    /// <summary>Clears every field so a pooled node holds no references.</summary>
+    internal void Clear()
+    {
+        Key = [];
+        Payload = [];
+        Left = null;
+        Right = null;
+        Source = null;
+        Vn = default;
+        Ssv = default;
+        Scv = default;
+        Owner = 0;
+        DependencyRange = default;
+        Flags = NodeFlags.Pooled;
+        Height = 0;
+    }
+}
