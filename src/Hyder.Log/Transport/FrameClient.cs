@@ -257,8 +257,16 @@ internal sealed class FrameClient : IAsyncDisposable
     {
         Break(new ObjectDisposedException(nameof(FrameClient)));
         await Task.WhenAll(_readLoop, _writeLoop).ConfigureAwait(false);
-        await _input.CompleteAsync().ConfigureAwait(false);
-        await _output.CompleteAsync().ConfigureAwait(false);
+        try
+        {
+            await _input.CompleteAsync().ConfigureAwait(false);
+            await _output.CompleteAsync().ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException)
+        {
+            // The connection is already broken; what was left unsent is failed above.
+        }
+
         await _stream.DisposeAsync().ConfigureAwait(false);
         _slots.Dispose();
     }

@@ -1,0 +1,236 @@
+using Hyder.Log.Embedded;
+using Hyder.Log.Sequencing;
+using Xunit;
+
+namespace Hyder.Log.Tests;
+
+public sealed class ClientTests
+{
+    private static byte[] Block(long address) => BitConverter.GetBytes(address * 7919).Concat(new byte[56]).ToArray();
+
+    private static Task<EmbeddedLog> OpenAsync(int chains = 2, int replicas = 2, string? directory = null) =>
+        EmbeddedLog.OpenAsync(new EmbeddedLogOptions
+        {
+            Chains = chains,
+            Replicas = replicas,
+            BlockSize = 64,
+            DataDirectory = directory,
+            SlotsPerSegment = 16,
+            Client = { HoleFillDelay = TimeSpan.FromMilliseconds(50) },
+        });
+
+    [Fact]
+    public async Task AppendedBlocksAreOnEveryReplicaOfTheirChainAndReadBack()
+    {
+        await using var log = await OpenAsync();
+        var addresses = await Task.WhenAll(Enumerable.Range(0, 100).Select(_ => log.AppendAsync(new byte[] { 1, 2, 3 }).AsTask()));
+        Assert.Equal(Enumerable.Range(0, 100).Select(i => (long)i), addresses.Order());
+        Assert.Equal(100, await log.TailAsync());
+        foreach (var unit in log.Units)
+        {
+            Assert.Equal(99 - (log.Units.ToList().IndexOf(unit) < 2 ? 1 : 0), (await unit.HighestAsync(1)).Value);
+        }
+
+        var buffer = new byte[64];
+        var read = await log.ReadAsync(42, buffer);
+        Assert.Equal(new LogRead(LogEntryKind.Data, 3), read);
+    }
+
+    [Fact]
+    public async Task ReadCompletesAHalfWrittenChain()
+    {
+        await using var log = await OpenAsync(chains: 1, replicas: 3);
+        var token = await log.Connector.Sequencer("sequencer").NextAsync(1, 1);
+        await log.Units[0].WriteAsync(1, token.Address, Block(token.Address));
+        var buffer = new byte[64];
+        Assert.Equal(LogEntryKind.Data, (await log.ReadAsync(token.Address, buffer)).Kind);
+        Assert.Equal(Block(token.Address), buffer);
+        Assert.Equal(LogStatus.Ok, (await log.Units[2].ReadAsync(1, token.Address, buffer)).Status);
+    }
+
+    [Fact]
+    public async Task SubscriptionYieldsBlocksInAddressOrderAndFillsHolesLeftByCrashedWriters()
+    {
+        await using var log = await OpenAsync();
+        for (var i = 0; i < 10; i++)
+        {
+            if (i % 4 == 3)
+            {
+                // A writer takes a token and crashes before writing anything.
+                await log.Connector.Sequencer("sequencer").NextAsync(1, 1);
+                continue;
+            }
+
+            await log.AppendAsync(Block(i));
+        }
+
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        var seen = new List<long>();
+        await foreach (var record in log.SubscribeAsync(0, cts.Token))
+        {
+            Assert.Equal(Block(record.Address), record.Block.ToArray());
+            seen.Add(record.Address);
+            if (record.Address == 9)
+            {
+                break;
+            }
+        }
+
+        Assert.Equal([0L, 1, 2, 4, 5, 6, 8, 9], seen);
+        Assert.Equal(LogEntryKind.Filled, (await log.ReadAsync(3, new byte[64])).Kind);
+    }
+
+    [Fact]
+    public async Task SubscriptionWaitsForAppendsAtTheTail()
+    {
+        await using var log = await OpenAsync();
+        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        var reader = Task.Run(async () =>
+        {
+            var seen = new List<long>();
+            await foreach (var record in log.SubscribeAsync(0, cts.Token))
+            {
+                seen.Add(record.Address);
+                if (seen.Count == 20)
+                {
+                    break;
+                }
+            }
+
+            return seen;
+        });
+        for (var i = 0; i < 20; i++)
+        {
+            await log.AppendAsync(Block(i));
+            await Task.Delay(2);
+        }
+
+        Assert.Equal(Enumerable.Range(0, 20).Select(i => (long)i), await reader);
+    }
+
+    [Fact]
+    public async Task ClientFetchesTheNewProjectionAfterASealAndRetries()
+    {
+        await using var log = await OpenAsync();
+        var done = 0;
+        var appenders = Enumerable.Range(0, 4).Select(w => Task.Run(async () =>
+        {
+            var mine = new List<long>();
+            for (var i = 0; i < 50; i++)
+            {
+                mine.Add(await log.AppendAsync(Block(i)));
+                Interlocked.Increment(ref done);
+            }
+
+            return mine;
+        })).ToList();
+        SpinWait.SpinUntil(() => Volatile.Read(ref done) >= 40);
+        log.Connector.Add("sequencer", new Sequencer());
+        await log.Admin.NewEpochAsync();
+        var addresses = (await Task.WhenAll(appenders)).SelectMany(a => a).ToArray();
+        Assert.Equal(200, addresses.Distinct().Count());
+        Assert.True(await log.AppendAsync(Block(200)) >= 200);
+        Assert.Equal(2, log.Client.Projection.Epoch);
+        var buffer = new byte[64];
+        foreach (var address in addresses)
+        {
+            Assert.Equal(LogEntryKind.Data, (await log.ReadAsync(address, buffer)).Kind);
+        }
+    }
+
+    [Fact]
+    public async Task AddingAStripeSpreadsNewAddressesOverTheNewChain()
+    {
+        await using var log = await OpenAsync(chains: 1, replicas: 1);
+        var extra = Hyder.Log.Units.LogUnit.Open(new Hyder.Log.Units.LogUnitOptions { BlockSize = 64 });
+        log.Connector.Add("unit-extra", extra);
+        for (var i = 0; i < 10; i++)
+        {
+            await log.AppendAsync(Block(i));
+        }
+
+        var projection = await log.Admin.AddStripeAsync(["unit-extra"]);
+        Assert.Equal(10, projection.Ranges[1].Start);
+        for (var i = 10; i < 20; i++)
+        {
+            Assert.Equal(i, await log.AppendAsync(Block(i)));
+        }
+
+        Assert.Equal(19, (await extra.HighestAsync(2)).Value);
+        var buffer = new byte[64];
+        for (var i = 0; i < 20; i++)
+        {
+            Assert.Equal(LogEntryKind.Data, (await log.ReadAsync(i, buffer)).Kind);
+            Assert.Equal(Block(i), buffer);
+        }
+
+        extra.Dispose();
+    }
+
+    [Fact]
+    public async Task ReplacingAFailedUnitCopiesItsChainAndKeepsEveryAcknowledgedBlock()
+    {
+        await using var log = await OpenAsync(chains: 2, replicas: 2);
+        for (var i = 0; i < 50; i++)
+        {
+            await log.AppendAsync(Block(i));
+        }
+
+        await log.TrimAsync(4);
+        var holes = await log.Connector.Sequencer("sequencer").NextAsync(1, 2);
+        Assert.Equal(LogEntryKind.Filled, await log.FillAsync(holes.Address + 1));
+        log.Connector.Remove("unit-1-1");
+        var spare = Hyder.Log.Units.LogUnit.Open(new Hyder.Log.Units.LogUnitOptions { BlockSize = 64 });
+        log.Connector.Add("spare", spare);
+        var projection = await log.Admin.ReplaceUnitAsync("unit-1-1", "spare");
+        Assert.Equal(["unit-1-0", "spare"], projection.Ranges[0].Chains[1].ToArray());
+        var buffer = new byte[64];
+        for (var i = 0; i < 50; i++)
+        {
+            if (i == 4)
+            {
+                var e = await Assert.ThrowsAsync<SharedLogException>(async () => await log.ReadAsync(i, buffer));
+                Assert.Equal(LogStatus.Trimmed, e.Status);
+                continue;
+            }
+
+            Assert.Equal(LogEntryKind.Data, (await log.ReadAsync(i, buffer)).Kind);
+            Assert.Equal(Block(i), buffer);
+            if (i % 2 == 1)
+            {
+                Assert.Equal(LogStatus.Ok, (await spare.ReadAsync(2, i, buffer)).Status);
+            }
+        }
+
+        Assert.Equal(LogStatus.Filled, (await spare.ReadAsync(2, 51, buffer)).Status);
+        Assert.Equal(52, await log.AppendAsync(Block(52)));
+        spare.Dispose();
+    }
+
+    [Fact]
+    public async Task EmbeddedFileLogReopensWithEveryAcknowledgedBlockAndANewEpoch()
+    {
+        using var dir = new TempDirectory();
+        await using (var log = await OpenAsync(directory: dir.Path))
+        {
+            await Task.WhenAll(Enumerable.Range(0, 40).Select(i => log.AppendAsync(Block(i)).AsTask()));
+        }
+
+        await using var reopened = await OpenAsync(directory: dir.Path);
+        Assert.Equal(2, reopened.Client.Projection.Epoch);
+        Assert.Equal(40, await reopened.AppendAsync(Block(40)));
+        var buffer = new byte[64];
+        for (var i = 0; i <= 40; i++)
+        {
+            Assert.Equal(LogEntryKind.Data, (await reopened.ReadAsync(i, buffer)).Kind);
+        }
+    }
+
+    [Fact]
+    public async Task ClientRejectsWrongBlockSizeAndOutOfRangeAddresses()
+    {
+        await using var log = await OpenAsync();
+        Assert.Equal(LogStatus.WrongBlockSize, (await Assert.ThrowsAsync<SharedLogException>(async () => await log.AppendAsync(new byte[65]))).Status);
+        Assert.Equal(LogStatus.OutOfRange, (await Assert.ThrowsAsync<SharedLogException>(async () => await log.ReadAsync(-1, new byte[64]))).Status);
+    }
+}

@@ -1,0 +1,75 @@
+using Hyder.Log.Layout;
+using Xunit;
+
+namespace Hyder.Log.Tests;
+
+public sealed class ProjectionStoreTests
+{
+    private static Projection Layout(long epoch, string tag) => new()
+    {
+        Epoch = epoch,
+        Sequencer = "127.0.0.1:1",
+        Ranges = [new LayoutRange { Start = 0, Chains = [["127.0.0.1:2", tag]] }],
+    };
+
+    /// <summary>Eight administrators race for each of five epochs; exactly one wins each.</summary>
+    private static async Task ExactlyOneProjectionWinsEachEpoch(Func<IProjectionStore> open)
+    {
+        for (var epoch = 1; epoch <= 5; epoch++)
+        {
+            var racers = Enumerable.Range(0, 8).Select(i => Task.Run(() => open().TryInstallAsync(Layout(epoch, $"127.0.0.1:{100 + i}")))).ToArray();
+            var results = await Task.WhenAll(racers);
+            Assert.Equal(1, results.Count(r => r));
+            var winner = Array.IndexOf(results, true);
+            var latest = await open().GetLatestAsync();
+            Assert.Equal(epoch, latest!.Epoch);
+            Assert.Equal($"127.0.0.1:{100 + winner}", latest.Ranges[0].Chains[0][1]);
+        }
+
+        Assert.False(await open().TryInstallAsync(Layout(7, "127.0.0.1:9")));
+        Assert.False(await open().TryInstallAsync(Layout(3, "127.0.0.1:9")));
+    }
+
+    [Fact]
+    public async Task FileProjectionStoreAcceptsExactlyOneProjectionPerEpoch()
+    {
+        using var dir = new TempDirectory();
+        Assert.Null(await new FileProjectionStore(dir.Path).GetLatestAsync());
+        await ExactlyOneProjectionWinsEachEpoch(() => new FileProjectionStore(dir.Path));
+    }
+
+    [Fact]
+    public async Task EtcdProjectionStoreAcceptsExactlyOneProjectionPerEpoch()
+    {
+        await using var etcd = await EtcdServer.StartAsync();
+        using var http = new HttpClient();
+        var gateway = new EtcdGateway(http, etcd.Endpoint);
+        Assert.Null(await new EtcdProjectionStore(gateway).GetLatestAsync());
+        await ExactlyOneProjectionWinsEachEpoch(() => new EtcdProjectionStore(gateway));
+        Assert.Null(await new EtcdProjectionStore(gateway, "/another/log").GetLatestAsync());
+    }
+
+    [Fact]
+    public void ProjectionRoundTripsThroughJsonAndStripesAddressesOverChains()
+    {
+        var projection = new Projection
+        {
+            Epoch = 3,
+            Sequencer = "s",
+            Ranges =
+            [
+                new LayoutRange { Start = 0, Chains = [["a", "b"], ["c", "d"]] },
+                new LayoutRange { Start = 101, Chains = [["a", "b"], ["c", "d"], ["e"]] },
+            ],
+        };
+        var copy = Projection.FromJson(projection.ToJson());
+        Assert.Equal(projection.ToJson(), copy.ToJson());
+        Assert.Equal(["a", "b"], copy.ChainFor(0));
+        Assert.Equal(["c", "d"], copy.ChainFor(99));
+        Assert.Equal(["a", "b"], copy.ChainFor(100));
+        Assert.Equal(["a", "b"], copy.ChainFor(101));
+        Assert.Equal(["e"], copy.ChainFor(103));
+        Assert.Equal(["a", "b", "c", "d", "e"], copy.AllUnits());
+        Assert.Throws<ArgumentException>(() => Projection.FromJson("""{"epoch":1,"sequencer":"s","ranges":[{"start":5,"chains":[["a"]]}]}"""));
+    }
+}
