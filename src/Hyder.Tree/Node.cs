@@ -48,8 +48,12 @@ public sealed class Node
     /// </summary>
     public long Owner;
 
-    /// <summary>The key range a <see cref="NodeFlags.DependsOnTree"/> node depends on.</summary>
-    public KeyRange DependencyRange;
+    /// <summary>
+    /// The key ranges a <see cref="NodeFlags.DependsOnTree"/> node depends on (scans and reads of
+    /// absent keys whose lowest common ancestor is this node); kept apart, never merged, so the
+    /// check stays exact.
+    /// </summary>
+    public KeyRange[]? DependencyRanges;
 
     /// <summary>Meld flags.</summary>
     public NodeFlags Flags;
@@ -108,7 +112,7 @@ public sealed class Node
         Ssv = default;
         Scv = default;
         Owner = 0;
-        DependencyRange = default;
+        DependencyRanges = null;
         Flags = NodeFlags.Pooled;
         Height = 0;
     }

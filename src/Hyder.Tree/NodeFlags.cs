@@ -13,7 +13,7 @@ public enum NodeFlags : byte
     /// <summary>The transaction read this node's payload and depends on it being unchanged.</summary>
     DependsOn = 1 << 1,
 
-    /// <summary>The transaction depends on the keys of <see cref="Node.DependencyRange"/> in this subtree being unchanged (phantoms).</summary>
+    /// <summary>The transaction depends on the keys of <see cref="Node.DependencyRanges"/> in this subtree being unchanged (phantoms).</summary>
     DependsOnTree = 1 << 2,
 
     /// <summary>No node in this subtree was altered or restructured: it is in the intention only for reads.</summary>

@@ -37,8 +37,8 @@ public sealed partial class Transaction
             return false;
         }
 
-        // Insert depends on the key's absence at every level, read committed included.
-        InsertNew(key, payload, blind: false);
+        // Read committed never aborts: even an insert overwrites a concurrent insert (docs/meld.md).
+        InsertNew(key, payload, blind: Isolation == IsolationLevel.ReadCommitted);
         _wrote = true;
         return true;
     }

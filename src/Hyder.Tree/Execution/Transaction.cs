@@ -165,15 +165,19 @@ public sealed partial class Transaction : IDisposable
             return false;
         }
 
-        if (last.DependsOnTree)
+        var ranges = last.DependencyRanges;
+        if (ranges is null)
         {
-            last.DependencyRange = last.DependencyRange.Hull(range);
+            last.DependencyRanges = [range];
         }
         else
         {
-            last.Flags |= NodeFlags.DependsOnTree;
-            last.DependencyRange = range;
+            Array.Resize(ref ranges, ranges.Length + 1);
+            ranges[^1] = range;
+            last.DependencyRanges = ranges;
         }
+
+        last.Flags |= NodeFlags.DependsOnTree;
 
         return true;
     }

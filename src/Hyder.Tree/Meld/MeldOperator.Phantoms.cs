@@ -2,6 +2,33 @@ namespace Hyder.Tree.Meld;
 
 public sealed partial class MeldOperator
 {
+    /// <summary>Checks every range of a node, each cut to <paramref name="kr"/>.</summary>
+    private bool PhantomCheck(Node? m, KeyRange[] ranges, in KeyRange kr)
+    {
+        foreach (var r in ranges)
+        {
+            if (PhantomCheck(m, r.Intersect(kr)))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static bool AnyContains(KeyRange[] ranges, byte[] key)
+    {
+        foreach (var r in ranges)
+        {
+            if (r.Contains(key))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     /// <summary>
     /// Exact phantom check for a scanned range: true (a conflict) when some key of
     /// <paramref name="range"/> in the state subtree <paramref name="m"/> was inserted or changed
@@ -38,6 +65,13 @@ public sealed partial class MeldOperator
         }
 
         return (range.High is null || Keys.Compare(range.High, m.Key) > 0) && PhantomCheck(m.Right, range);
+    }
+
+    /// <summary>True (a conflict) when state node <paramref name="m"/>'s key or content is not the snapshot's.</summary>
+    private bool PhantomKey(Node m)
+    {
+        var s = FindSnapshot(m.Key);
+        return (s is null || s.Ncv != m.Ncv) && Conflict(AbortCause.Phantom, m.Key);
     }
 
     /// <summary>The snapshot's node with <paramref name="key"/>, or null.</summary>

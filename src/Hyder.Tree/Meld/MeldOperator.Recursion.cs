@@ -65,7 +65,7 @@ public sealed partial class MeldOperator
     /// <summary>The node checks of §7.1 / Hyder II App. A, comparing versions (DESIGN §12, first trap).</summary>
     private bool CheckPair(Node l, Node n, in KeyRange kr)
     {
-        if (n.DependsOnTree && PhantomCheck(l, n.DependencyRange.Intersect(kr)))
+        if (n.DependsOnTree && PhantomCheck(l, n.DependencyRanges!, kr))
         {
             return true;
         }
@@ -122,9 +122,14 @@ public sealed partial class MeldOperator
     {
         result = l;
 
-        // The intention's node with the state node's key, if any, is checked here: the two
-        // recursive calls below exclude that key.
-        var p = FindInside(n, l.Key);
+        // The state node's key is excluded from both recursive calls below, so it is checked
+        // here: against the intention's node with that key, if any, and against every scanned
+        // range that covers it (their nodes all lie on the search path for the key).
+        if (FindInside(n, l, out var p))
+        {
+            return true;
+        }
+
         if (p is not null)
         {
             _outcome.IntentionNodesVisited++;
@@ -149,7 +154,7 @@ public sealed partial class MeldOperator
             var t = n;
             while (t is not null && Inside(t) && Keys.Compare(t.Key, l.Key) <= 0)
             {
-                if (t.DependsOnTree && t != p && PhantomCheck(l.Right, t.DependencyRange.Intersect(rightKr)))
+                if (t.DependsOnTree && t != p && PhantomCheck(l.Right, t.DependencyRanges!, rightKr))
                 {
                     return true;
                 }
@@ -167,7 +172,7 @@ public sealed partial class MeldOperator
             var t = n;
             while (t is not null && Inside(t) && Keys.Compare(t.Key, l.Key) >= 0)
             {
-                if (t.DependsOnTree && t != p && PhantomCheck(l.Left, t.DependencyRange.Intersect(leftKr)))
+                if (t.DependsOnTree && t != p && PhantomCheck(l.Left, t.DependencyRanges!, leftKr))
                 {
                     return true;
                 }
@@ -263,20 +268,32 @@ public sealed partial class MeldOperator
         return false;
     }
 
-    /// <summary>The inside node with <paramref name="key"/> in <paramref name="n"/>'s subtree, or null.</summary>
-    private Node? FindInside(Node? n, byte[] key)
+    /// <summary>
+    /// Finds the inside node with <paramref name="l"/>'s key in <paramref name="n"/>'s subtree
+    /// (<paramref name="found"/>, or null) and checks the key against the dependency ranges on the
+    /// way: true when the key is a phantom for one of them.
+    /// </summary>
+    private bool FindInside(Node? n, Node l, out Node? found)
     {
+        found = null;
+        var key = l.Key;
         while (n is not null && Inside(n))
         {
             var c = Keys.Compare(key, n.Key);
             if (c == 0)
             {
-                return n;
+                found = n;
+                return false;
+            }
+
+            if (n.DependsOnTree && AnyContains(n.DependencyRanges!, key) && PhantomKey(l))
+            {
+                return true;
             }
 
             n = c < 0 ? n.Left : n.Right;
         }
 
-        return null;
+        return false;
     }
 }

@@ -1,0 +1,49 @@
+
+namespace Hyder.Tree.Tests.Oracle;
+
+/// <summary>What a transaction did, in logical terms, independent of the intention meld sees.</summary>
+internal sealed class TransactionRecord
+{
+    public TransactionRecord(IsolationLevel isolation, long snapshot)
+    {
+        Isolation = isolation;
+        Snapshot = snapshot;
+    }
+
+    public IsolationLevel Isolation { get; }
+
+    /// <summary>Sequence of the snapshot state.</summary>
+    public long Snapshot { get; }
+
+    /// <summary>Keys whose snapshot value the transaction read (present keys, not its own writes).</summary>
+    public HashSet<byte[]> Reads { get; } = new(ByteArrayComparer.Instance);
+
+    /// <summary>Keys the transaction found absent in its snapshot (gets and deletes that missed).</summary>
+    public HashSet<byte[]> AbsentReads { get; } = new(ByteArrayComparer.Instance);
+
+    /// <summary>Ranges the transaction scanned (as far as it read them).</summary>
+    public List<KeyRange> Ranges { get; } = [];
+
+    /// <summary>Net writes: final value per key written (null = deleted).</summary>
+    public SortedDictionary<byte[], byte[]?> Writes { get; } = new(Keys.Comparer);
+
+    /// <summary>Keys present in the snapshot among those written.</summary>
+    public HashSet<byte[]> WrittenExisted { get; } = new(ByteArrayComparer.Instance);
+
+    public bool HasRangeReads => Ranges.Count > 0;
+}
+
+/// <summary>Content equality for byte-array keys.</summary>
+internal sealed class ByteArrayComparer : IEqualityComparer<byte[]>
+{
+    public static readonly ByteArrayComparer Instance = new();
+
+    public bool Equals(byte[]? x, byte[]? y) => x.AsSpan().SequenceEqual(y);
+
+    public int GetHashCode(byte[] obj)
+    {
+        var h = new HashCode();
+        h.AddBytes(obj);
+        return h.ToHashCode();
+    }
+}
