@@ -138,7 +138,18 @@ public sealed partial class LogClient : ISharedLog
                 return;
             }
 
-            var latest = await _store.GetLatestAsync(cancellationToken).ConfigureAwait(false);
+            Projection? latest;
+            try
+            {
+                latest = await _store.GetLatestAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is SharedLogException or HttpRequestException or IOException)
+            {
+                // The store is unreachable for now; the caller backs off and asks again.
+                LogStoreUnreachable(e.Message);
+                return;
+            }
+
             if (latest is not null && latest.Epoch > seen.Epoch)
             {
                 _view = new ClientView(latest, _connector);
@@ -191,6 +202,9 @@ public sealed partial class LogClient : ISharedLog
         _refresh.Dispose();
         return default;
     }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "The projection store did not answer: {Reason}")]
+    private partial void LogStoreUnreachable(string reason);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Log client moved to projection epoch {Epoch}")]
     private partial void LogNewProjection(long epoch);

@@ -1,0 +1,151 @@
+using System.Diagnostics;
+using System.Text.RegularExpressions;
+
+namespace Hyder.Log.Tests;
+
+/// <summary>A Hyder.Log.Host child process on loopback; killed on dispose if still running.</summary>
+internal sealed partial class HostProcess : IAsyncDisposable
+{
+    private readonly Process _process;
+    private readonly List<string> _output = [];
+
+    private HostProcess(Process process) => _process = process;
+
+    public int Port { get; private set; }
+
+    public string Endpoint => $"127.0.0.1:{Port}";
+
+    public string Output
+    {
+        get
+        {
+            lock (_output)
+            {
+                return string.Join('\n', _output);
+            }
+        }
+    }
+
+    public static string HostDll
+    {
+        get
+        {
+            var here = Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory);
+            var configuration = new DirectoryInfo(here).Parent!.Name;
+            var root = new DirectoryInfo(here);
+            while (!File.Exists(Path.Combine(root.FullName, "Hyder.sln")))
+            {
+                root = root.Parent ?? throw new InvalidOperationException("Hyder.sln not found above " + here);
+            }
+
+            return Path.Combine(root.FullName, "src", "Hyder.Log.Host", "bin", configuration, "net10.0", "Hyder.Log.Host.dll");
+        }
+    }
+
+    /// <summary>Starts the host and waits until it listens.</summary>
+    public static async Task<HostProcess> StartAsync(params string[] args)
+    {
+        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+        start.ArgumentList.Add(HostDll);
+        foreach (var arg in args)
+        {
+            start.ArgumentList.Add(arg);
+        }
+
+        var host = new HostProcess(Process.Start(start)!);
+        var ready = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        void OnLine(object? sender, DataReceivedEventArgs e)
+        {
+            if (e.Data is null)
+            {
+                ready.TrySetException(new InvalidOperationException("The host exited before it was ready:\n" + host.Output));
+                return;
+            }
+
+            lock (host._output)
+            {
+                host._output.Add(e.Data);
+            }
+
+            if (ReadyLine().Match(e.Data) is { Success: true } match)
+            {
+                ready.TrySetResult(int.Parse(match.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture));
+            }
+        }
+
+        host._process.OutputDataReceived += OnLine;
+        host._process.ErrorDataReceived += (_, e) =>
+        {
+            if (e.Data is not null)
+            {
+                lock (host._output)
+                {
+                    host._output.Add(e.Data);
+                }
+            }
+        };
+        host._process.BeginOutputReadLine();
+        host._process.BeginErrorReadLine();
+        try
+        {
+            host.Port = await ready.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        catch
+        {
+            await host.DisposeAsync();
+            throw;
+        }
+
+        return host;
+    }
+
+    /// <summary>Runs the host to completion (an admin command) and returns its exit code and output.</summary>
+    public static async Task<(int ExitCode, string Output)> RunAsync(params string[] args)
+    {
+        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+        start.ArgumentList.Add(HostDll);
+        foreach (var arg in args)
+        {
+            start.ArgumentList.Add(arg);
+        }
+
+        using var process = Process.Start(start)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        return (process.ExitCode, await stdout + await stderr);
+    }
+
+    /// <summary>SIGKILL: no chance to flush or close anything.</summary>
+    public async Task KillAsync()
+    {
+        _process.Kill();
+        await _process.WaitForExitAsync();
+    }
+
+    /// <summary>SIGTERM, then waits for the clean exit.</summary>
+    public async Task<int> StopAsync()
+    {
+        using (var kill = Process.Start("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
+        {
+            await kill.WaitForExitAsync();
+        }
+
+        await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(20));
+        return _process.ExitCode;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill();
+            await _process.WaitForExitAsync();
+        }
+
+        _process.Dispose();
+    }
+
+    [GeneratedRegex(@"Log host ready on port (\d+)")]
+    private static partial Regex ReadyLine();
+}
