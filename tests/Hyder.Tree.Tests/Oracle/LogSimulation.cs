@@ -48,6 +48,11 @@ public sealed class SimulationResult
 /// </summary>
 internal static class LogSimulation
 {
+    [ThreadStatic]
+    private static Meld.BruteForceValidator? t_bruteForce;
+
+    private static Meld.BruteForceValidator s_bruteForce => t_bruteForce ??= new();
+
     public static SimulationResult Run(SimulationConfig cfg, bool checkEveryState = true)
     {
         var rng = new Random(cfg.Seed);
@@ -174,8 +179,14 @@ internal static class LogSimulation
                 Require(local.Count > 0, cfg, t, log, "a read-only transaction produced an intention");
                 db.Append(intention);
                 var ordinal = intention.Ordinal;
-                var expectCommit = BruteForceValidator.Commits(rec, model, ordinal, out var reason);
+                var expectCommit = OracleValidator.Commits(rec, model, ordinal, out var reason);
+                var bruteForce = s_bruteForce.Validate(intention, db.Current);
                 var outcome = db.Meld(intention);
+                if (bruteForce.Committed != outcome.Committed)
+                {
+                    Fail(cfg, t, log, $"meld {outcome}, the engine's brute-force validator {bruteForce}");
+                }
+
                 result.Intentions++;
                 result.NodesVisited += outcome.NodesVisited;
                 result.EphemeralNodes += outcome.EphemeralNodesCreated;

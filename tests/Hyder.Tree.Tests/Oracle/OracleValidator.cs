@@ -6,7 +6,7 @@ namespace Hyder.Tree.Tests.Oracle;
 /// rules of its isolation level (docs/meld.md, "Isolation levels"). A conflict is a key whose
 /// version in the last committed state differs from its version in the snapshot.
 /// </summary>
-internal static class BruteForceValidator
+internal static class OracleValidator
 {
     /// <summary>True when the transaction must commit as intention <paramref name="ordinal"/>.</summary>
     public static bool Commits(TransactionRecord t, ReferenceModel model, long ordinal, out string reason)
