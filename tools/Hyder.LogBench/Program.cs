@@ -1,0 +1,108 @@
+using System.Globalization;
+using Hyder.Log.Admin;
+using Hyder.Log.Client;
+using Hyder.Log.Layout;
+using Hyder.Log.Transport;
+using Hyder.LogBench;
+
+// Loopback appends/s through client -> sequencer -> chain of real unit processes.
+//   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
+//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens]
+var settings = Settings.Parse(args);
+var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
+var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
+Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
+Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
+    $"{settings.BlockSize} B blocks, fsync {settings.Fsync}, {settings.Seconds} s measured after {settings.Warmup} s warm-up, data in {data}");
+
+var hosts = new List<HostProcess>();
+try
+{
+    var control = await HostProcess.StartAsync(configuration, "--role", "projection,sequencer", "--data", Path.Combine(data, "control"), "--port", "0");
+    hosts.Add(control);
+    var chains = new List<IReadOnlyList<string>>();
+    for (var c = 0; c < settings.Chains; c++)
+    {
+        var chain = new List<string>();
+        for (var r = 0; r < settings.Replicas; r++)
+        {
+            var unit = await HostProcess.StartAsync(configuration, "--role", "unit", "--data", Path.Combine(data, $"u{c}{r}"), "--port", "0",
+                "--block-size", settings.BlockSize.ToString(CultureInfo.InvariantCulture), "--fsync", settings.Fsync);
+            hosts.Add(unit);
+            chain.Add(unit.Endpoint);
+        }
+
+        chains.Add(chain);
+    }
+
+    await using var store = new RemoteProjectionStore(control.Endpoint);
+    await using var connector = new TcpConnector(settings.BlockSize);
+    await new LogAdmin(store, connector).BootstrapAsync(new Projection
+    {
+        Epoch = 1,
+        BlockSize = settings.BlockSize,
+        Sequencer = control.Endpoint,
+        Ranges = [new LayoutRange { Start = 0, Chains = chains }],
+    });
+    await using var log = await LogClient.ConnectAsync(store, connector);
+
+    if (settings.Tokens)
+    {
+        await Measure.TokensAsync(connector.Sequencer(control.Endpoint), settings, 1);
+        await Measure.TokensAsync(connector.Sequencer(control.Endpoint), settings, 64);
+    }
+
+    await Measure.AppendsAsync(log, settings, hosts);
+}
+finally
+{
+    foreach (var host in hosts)
+    {
+        await host.DisposeAsync();
+    }
+
+    Directory.Delete(data, recursive: true);
+}
+
+internal sealed class Settings
+{
+    public int Clients { get; private set; } = 64;
+
+    public int Seconds { get; private set; } = 10;
+
+    public int Warmup { get; private set; } = 2;
+
+    public int Replicas { get; private set; } = 2;
+
+    public int Chains { get; private set; } = 1;
+
+    public int BlockSize { get; private set; } = 8192;
+
+    public string Fsync { get; private set; } = "group";
+
+    public bool Tokens { get; private set; }
+
+    public static Settings Parse(string[] args)
+    {
+        var s = new Settings();
+        for (var i = 0; i < args.Length; i++)
+        {
+            string Next() => args[++i];
+            int NextInt() => int.Parse(Next(), CultureInfo.InvariantCulture);
+            switch (args[i])
+            {
+                case "--clients": s.Clients = NextInt(); break;
+                case "--seconds": s.Seconds = NextInt(); break;
+                case "--warmup": s.Warmup = NextInt(); break;
+                case "--replicas": s.Replicas = NextInt(); break;
+                case "--chains": s.Chains = NextInt(); break;
+                case "--block-size": s.BlockSize = NextInt(); break;
+                case "--fsync": s.Fsync = Next(); break;
+                case "--tokens": s.Tokens = true; break;
+                default: throw new ArgumentException($"Unknown option {args[i]}.");
+            }
+        }
+
+        return s;
+    }
+}
