@@ -118,6 +118,7 @@ public sealed class Database
         MeldOutcome outcome;
         try
         {
+            IntentionValidator.Validate(intention);
             outcome = _meld.Apply(intention, lcs, out var root, out var displaced);
             if (outcome.Committed)
             {
@@ -125,6 +126,13 @@ public sealed class Database
                 lcs.Newer = next;
                 Volatile.Write(ref _current, next);
             }
+        }
+        catch (IntentionRejectedException e)
+        {
+            // Every server rejects the same intention the same way; the state is untouched and its
+            // nodes are left to the GC (a hostile intention's pointers are not trusted for recycling).
+            outcome = new MeldOutcome { Cause = AbortCause.Rejected, RejectReason = e.Message };
+            _meld.Counters.Add(outcome);
         }
         finally
         {

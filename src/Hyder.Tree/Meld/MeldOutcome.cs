@@ -17,6 +17,9 @@ public enum AbortCause : byte
 
     /// <summary>The transaction deleted a key that was changed or deleted in its conflict zone.</summary>
     DeleteConflict = 4,
+
+    /// <summary>The intention broke the engine's invariants and was rejected (the same way on every server).</summary>
+    Rejected = 5,
 }
 
 /// <summary>What one meld decided and what it cost.</summary>
@@ -30,6 +33,9 @@ public struct MeldOutcome
 
     /// <summary>The key the check fired on, when aborted.</summary>
     public byte[]? ConflictKey;
+
+    /// <summary>Why the intention was rejected, when <see cref="Cause"/> is <see cref="AbortCause.Rejected"/>.</summary>
+    public string? RejectReason;
 
     /// <summary>Intention nodes meld visited.</summary>
     public int IntentionNodesVisited;
@@ -52,6 +58,7 @@ public struct MeldOutcome
     /// <inheritdoc/>
     public override readonly string ToString() => Committed
         ? $"committed (zone {ConflictZoneLength}, visited {NodesVisited}, ephemeral {EphemeralNodesCreated})"
+        : Cause == AbortCause.Rejected ? $"rejected: {RejectReason}"
         : $"aborted: {Cause} on {(ConflictKey is null ? "?" : Keys.Format(ConflictKey))} (zone {ConflictZoneLength})";
 }
 
@@ -65,7 +72,7 @@ public sealed class MeldCounters
     public long Commits;
 
     /// <summary>Aborts by cause (indexed by <see cref="AbortCause"/>).</summary>
-    public readonly long[] AbortsByCause = new long[5];
+    public readonly long[] AbortsByCause = new long[6];
 
     /// <summary>Intention nodes visited.</summary>
     public long IntentionNodesVisited;

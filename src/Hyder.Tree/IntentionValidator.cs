@@ -1,0 +1,192 @@
+namespace Hyder.Tree;
+
+/// <summary>
+/// Checks a sealed intention against the engine's invariants before meld sees it: keys in order,
+/// AVL heights, pointers that resolve to published nodes, metadata that does not contradict
+/// itself, a sorted delete list. It depends only on the intention and its snapshot, so every
+/// server rejects the same intentions with the same message.
+/// </summary>
+public static class IntentionValidator
+{
+    /// <summary>Throws <see cref="IntentionRejectedException"/> naming the first fault found.</summary>
+    public static void Validate(Intention intention)
+    {
+        ArgumentNullException.ThrowIfNull(intention);
+        if (!intention.IsSealed)
+        {
+            Reject(intention, "it is not sealed at a log position");
+        }
+
+        Subtree(intention, intention.Root, null, null);
+        Deletes(intention);
+        foreach (var r in intention.RootRanges)
+        {
+            if (r.IsEmpty)
+            {
+                Reject(intention, $"root dependency range {r} is empty");
+            }
+        }
+    }
+
+    /// <returns>The subtree's height.</returns>
+    private static int Subtree(Intention i, Node? n, byte[]? low, byte[]? high)
+    {
+        if (n is null)
+        {
+            return 0;
+        }
+
+        if ((n.Flags & NodeFlags.Pooled) != 0)
+        {
+            Reject(i, $"a pointer leads to a recycled node (below key {(low is null ? "-inf" : Keys.Format(low))})");
+        }
+
+        if ((low is not null && Keys.Compare(n.Key, low) <= 0) || (high is not null && Keys.Compare(n.Key, high) >= 0))
+        {
+            Reject(i, $"key {Keys.Format(n.Key)} is out of order (must lie between {(low is null ? "-inf" : Keys.Format(low))} and {(high is null ? "+inf" : Keys.Format(high))})");
+        }
+
+        if (!i.Contains(n))
+        {
+            // A pointer into the snapshot: it must be a published node of an earlier intention
+            // (or an ephemeral node of a state), which keeps its own checked height.
+            if (n.Owner < 0 || n.Owner >= i.Ordinal || !n.Vn.IsSome)
+            {
+                Reject(i, $"pointer to node {Keys.Format(n.Key)} (owner {n.Owner}, version {n.Vn}) does not resolve to a published node");
+            }
+
+            return n.Height;
+        }
+
+        Metadata(i, n);
+        var hl = Subtree(i, n.Left, low, n.Key);
+        var hr = Subtree(i, n.Right, n.Key, high);
+        if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
+        {
+            Reject(i, $"node {Keys.Format(n.Key)} has height {n.Height} over children of heights {hl} and {hr}");
+        }
+
+        if (n.SubtreeIsOnlyReadDependent)
+        {
+            foreach (var child in (ReadOnlySpan<Node?>)[n.Left, n.Right])
+            {
+                if (child is not null && i.Contains(child) && !child.SubtreeIsOnlyReadDependent)
+                {
+                    Reject(i, $"node {Keys.Format(n.Key)} claims a read-only subtree but child {Keys.Format(child.Key)} is not");
+                }
+            }
+        }
+
+        return n.Height;
+    }
+
+    private static void Metadata(Intention i, Node n)
+    {
+        var key = Keys.Format(n.Key);
+        if (n.Key.Length == 0)
+        {
+            Reject(i, "a node has an empty key");
+        }
+
+        if (!n.Vn.IsPersistent || n.Vn.Position != i.Position)
+        {
+            Reject(i, $"node {key} has version {n.Vn}, not one of position {i.Position}");
+        }
+
+        if ((n.Flags & (NodeFlags.Pooled | NodeFlags.Grafted)) != 0)
+        {
+            Reject(i, $"node {key} carries engine-internal flags {n.Flags}");
+        }
+
+        if (!n.Altered && !n.Scv.IsSome)
+        {
+            Reject(i, $"node {key} was neither written nor copied from a source (no content version)");
+        }
+
+        if (n.DependsOn && !n.Scv.IsSome)
+        {
+            Reject(i, $"node {key} depends on a snapshot version it does not name");
+        }
+
+        if (n.SubtreeIsOnlyReadDependent && (n.Altered || !n.Ssv.IsSome))
+        {
+            Reject(i, $"node {key} claims a read-only subtree but is altered or has no structure version");
+        }
+
+        if ((n.Flags & NodeFlags.BlindWrite) != 0 && (!n.Altered || i.Isolation != IsolationLevel.ReadCommitted))
+        {
+            Reject(i, $"node {key} is a blind write outside a read-committed write");
+        }
+
+        if (n.DependsOnTree != (n.DependencyRanges is { Length: > 0 }))
+        {
+            Reject(i, $"node {key} has DependsOnTree {n.DependsOnTree} with {n.DependencyRanges?.Length ?? 0} dependency ranges");
+        }
+
+        if (n.DependencyRanges is { } ranges)
+        {
+            foreach (var r in ranges)
+            {
+                if (r.IsEmpty)
+                {
+                    Reject(i, $"node {key} depends on an empty range {r}");
+                }
+            }
+        }
+    }
+
+    private static void Deletes(Intention i)
+    {
+        byte[]? previous = null;
+        foreach (var d in i.Deletes)
+        {
+            if (d.Key is not { Length: > 0 } key)
+            {
+                Reject(i, "the delete list holds an empty key");
+                return;
+            }
+
+            if (previous is not null && Keys.Compare(previous, key) >= 0)
+            {
+                Reject(i, $"the delete list is not sorted and unique at {Keys.Format(d.Key)}");
+            }
+
+            if (!d.Scv.IsSome)
+            {
+                Reject(i, $"delete of {Keys.Format(d.Key)} names no deleted version");
+            }
+
+            if (d.Blind != (i.Isolation == IsolationLevel.ReadCommitted))
+            {
+                Reject(i, $"delete of {Keys.Format(d.Key)} is {(d.Blind ? "blind" : "checked")} at {i.Isolation}");
+            }
+
+            if (Contains(i.Root, key))
+            {
+                Reject(i, $"key {Keys.Format(d.Key)} is both deleted and present in the intention's tree");
+            }
+
+            previous = key;
+        }
+    }
+
+    private static bool Contains(Node? n, byte[] key)
+    {
+        while (n is not null)
+        {
+            var c = Keys.Compare(key, n.Key);
+            if (c == 0)
+            {
+                return true;
+            }
+
+            n = c < 0 ? n.Left : n.Right;
+        }
+
+        return false;
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void Reject(Intention i, string why) =>
+        ThrowHelper.ThrowRejected($"intention #{i.Ordinal} at position {i.Position} rejected: {why}");
+}
