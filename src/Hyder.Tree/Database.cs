@@ -20,7 +20,7 @@ public sealed class Database
 {
     private readonly MeldOperator _meld;
     private readonly NodePool _meldPool;
-    private readonly Stack<NodeList> _spareLists = new();
+    private readonly Stack<DatabaseState> _spareStates = new();
     private DatabaseState _current;
     private DatabaseState _oldest;
     private long _lastAppended;
@@ -122,7 +122,8 @@ public sealed class Database
             outcome = _meld.Apply(intention, lcs, out var root, out var displaced);
             if (outcome.Committed)
             {
-                var next = new DatabaseState(root, intention.Ordinal) { Displaced = displaced };
+                var next = NewState(root, intention.Ordinal);
+                next.Displaced = displaced;
                 lcs.Newer = next;
                 Volatile.Write(ref _current, next);
             }
@@ -171,6 +172,18 @@ public sealed class Database
         Commit(tx);
     }
 
+    private DatabaseState NewState(Node? root, long sequence)
+    {
+        if (_spareStates.Count == 0)
+        {
+            return new DatabaseState(root, sequence);
+        }
+
+        var s = _spareStates.Pop();
+        s.Reuse(root, sequence);
+        return s;
+    }
+
     private void Reclaim()
     {
         while (_oldest != _current)
@@ -184,11 +197,17 @@ public sealed class Database
             if (next.Displaced is { } list)
             {
                 list.ReturnAllTo(_meldPool);
+                _meld.ReturnList(list);
                 next.Displaced = null;
             }
 
-            _oldest.Newer = null;
+            var retired = _oldest;
+            retired.Newer = null;
             _oldest = next;
+
+            // The retired state object is reused for a later state. Nothing can still hold it: it
+            // had no pins and refused new ones, and intentions pin their snapshots until melded.
+            _spareStates.Push(retired);
         }
     }
 }

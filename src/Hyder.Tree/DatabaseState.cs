@@ -19,10 +19,23 @@ public sealed class DatabaseState
     }
 
     /// <summary>The root of the tree, null when the database is empty.</summary>
-    public Node? Root { get; }
+    public Node? Root { get; private set; }
 
     /// <summary>The ordinal of the last intention melded into this state (0 for the initial state).</summary>
-    public long Sequence { get; }
+    public long Sequence { get; private set; }
+
+    /// <summary>Makes a retired state object (no pins, unreachable) describe a new state.</summary>
+    internal void Reuse(Node? root, long sequence)
+    {
+        if (Volatile.Read(ref _pins) != 0 || Newer is not null || Displaced is not null)
+        {
+            ThrowHelper.ThrowInvariant($"state #{Sequence} reused while still in use");
+        }
+
+        Root = root;
+        Sequence = sequence;
+        _retiring = false;
+    }
 
     /// <summary>The next newer retained state, or null for the newest.</summary>
     internal DatabaseState? Newer { get; set; }

@@ -21,6 +21,7 @@ public sealed partial class MeldOperator
     private long _sequenceAtStart;
     private readonly NodeList _fresh = new(256);
     private NodeList _displaced = new(256);
+    private readonly Stack<NodeList> _spareLists = new();
 
     private Intention _intention = null!;
     private long _ownerLow;
@@ -71,7 +72,7 @@ public sealed partial class MeldOperator
             RecycleIntention(intention.Root, keepGrafted: true);
             _fresh.Clear();
             displaced = _displaced;
-            _displaced = new NodeList(256);
+            _displaced = _spareLists.Count > 0 ? _spareLists.Pop() : new NodeList(256);
         }
         else
         {
@@ -84,6 +85,17 @@ public sealed partial class MeldOperator
 
         Counters.Add(_outcome);
         return _outcome;
+    }
+
+    /// <summary>Gives back a displaced-node list handed out by <see cref="Apply"/>, emptied, for reuse.</summary>
+    public void ReturnList(NodeList list)
+    {
+        if (list.Count != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("a displaced-node list must be emptied before it is handed back");
+        }
+
+        _spareLists.Push(list);
     }
 
     /// <summary>
