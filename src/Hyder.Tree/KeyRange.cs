@@ -73,6 +73,14 @@ public readonly struct KeyRange
     public KeyRange Above(byte[] key) =>
         Low is not null && Keys.Compare(Low, key) > 0 ? this : new KeyRange(key, false, High, HighInclusive);
 
+    /// <summary>The part below <paramref name="key"/>, for a key known to lie in this range (no comparison).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public KeyRange SplitBelow(byte[] key) => new(Low, LowInclusive, key, false);
+
+    /// <summary>The part above <paramref name="key"/>, for a key known to lie in this range (no comparison).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public KeyRange SplitAbove(byte[] key) => new(key, false, High, HighInclusive);
+
     /// <summary>The intersection of two ranges (possibly empty).</summary>
     public KeyRange Intersect(in KeyRange other)
     {

@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.Runtime.CompilerServices;
 
 namespace Hyder.Tree;
@@ -12,6 +13,48 @@ public static class Keys
     /// <summary>Compares two keys ordinally.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int Compare(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b) => a.SequenceCompareTo(b);
+
+    /// <summary>The first 8 bytes of a key as a big-endian number, zero-padded; orders like the key when unequal.</summary>
+    public static ulong Prefix(ReadOnlySpan<byte> key)
+    {
+        if (key.Length >= 8)
+        {
+            return BinaryPrimitives.ReadUInt64BigEndian(key);
+        }
+
+        Span<byte> buf = stackalloc byte[8];
+        buf.Clear();
+        key.CopyTo(buf);
+        return BinaryPrimitives.ReadUInt64BigEndian(buf);
+    }
+
+    /// <summary>Compares two nodes' keys, by prefix first.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int Compare(Node a, Node b)
+    {
+        if (a.KeyPrefix != b.KeyPrefix)
+        {
+            return a.KeyPrefix < b.KeyPrefix ? -1 : 1;
+        }
+
+        return CompareTail(a.Key, b.Key);
+    }
+
+    /// <summary>Compares a key (with its prefix) to a node's key, by prefix first.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int Compare(byte[] key, ulong prefix, Node n)
+    {
+        if (prefix != n.KeyPrefix)
+        {
+            return prefix < n.KeyPrefix ? -1 : 1;
+        }
+
+        return CompareTail(key, n.Key);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int CompareTail(byte[] a, byte[] b) =>
+        a.Length <= 8 && b.Length <= 8 ? a.Length.CompareTo(b.Length) : a.AsSpan().SequenceCompareTo(b);
 
     /// <summary>A readable form of a key for error messages and dumps.</summary>
     public static string Format(ReadOnlySpan<byte> key) => key.Length == 0 ? "<empty>" : Convert.ToHexString(key);

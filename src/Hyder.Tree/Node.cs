@@ -14,8 +14,24 @@ namespace Hyder.Tree;
 [DebuggerDisplay("{Keys.Format(Key),nq} vn={Vn} ssv={Ssv} scv={Scv} {Flags}")]
 public sealed class Node
 {
+    private byte[] _key = [];
+
     /// <summary>The key.</summary>
-    public byte[] Key = [];
+    public byte[] Key
+    {
+        get => _key;
+        set
+        {
+            _key = value;
+            KeyPrefix = Keys.Prefix(value);
+        }
+    }
+
+    /// <summary>
+    /// The key's first 8 bytes, big-endian, zero-padded: compared before the key itself, so a
+    /// comparison of keys up to 8 bytes never leaves the node (the arrays are cache misses).
+    /// </summary>
+    public ulong KeyPrefix;
 
     /// <summary>The payload.</summary>
     public byte[] Payload = [];

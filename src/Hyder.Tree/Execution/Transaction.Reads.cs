@@ -100,9 +100,10 @@ public sealed partial class Transaction
     private Node? Find(byte[] key)
     {
         var n = _root;
+        var prefix = Keys.Prefix(key);
         while (n is not null)
         {
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 return n;

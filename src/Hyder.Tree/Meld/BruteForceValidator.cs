@@ -124,10 +124,11 @@ public sealed class BruteForceValidator
 
     private Node? Find(Node? n, byte[] key)
     {
+        var prefix = Keys.Prefix(key);
         while (n is not null)
         {
             _visited++;
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 return n;

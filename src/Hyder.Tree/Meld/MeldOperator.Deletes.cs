@@ -79,10 +79,11 @@ public sealed partial class MeldOperator
     /// <summary>The state node with <paramref name="key"/>, or null.</summary>
     private Node? FindState(Node? n, byte[] key)
     {
+        var prefix = Keys.Prefix(key);
         while (n is not null)
         {
             _outcome.StateNodesVisited++;
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 return n;

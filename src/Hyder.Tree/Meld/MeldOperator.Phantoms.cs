@@ -78,9 +78,10 @@ public sealed partial class MeldOperator
     private Node? FindSnapshot(byte[] key)
     {
         var n = _intention.Snapshot.Root;
+        var prefix = Keys.Prefix(key);
         while (n is not null)
         {
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 return n;

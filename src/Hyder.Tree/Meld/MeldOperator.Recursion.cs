@@ -58,7 +58,7 @@ public sealed partial class MeldOperator
             return false;
         }
 
-        var c = Keys.Compare(n.Key, l.Key);
+        var c = Keys.Compare(n, l);
         return c == 0 ? Symmetric(l, n, kr, build, out result) : Asymmetric(l, n, c, kr, build, out result);
     }
 
@@ -96,12 +96,12 @@ public sealed partial class MeldOperator
         }
 
         Node? rl = l.Left, rr = l.Right;
-        if (n.Left is not null && Meld(l.Left, n.Left, kr.Below(l.Key), build, out rl))
+        if (n.Left is not null && Meld(l.Left, n.Left, kr.SplitBelow(l.Key), build, out rl))
         {
             return true;
         }
 
-        if (n.Right is not null && Meld(l.Right, n.Right, kr.Above(l.Key), build, out rr))
+        if (n.Right is not null && Meld(l.Right, n.Right, kr.SplitAbove(l.Key), build, out rr))
         {
             return true;
         }
@@ -139,8 +139,8 @@ public sealed partial class MeldOperator
             }
         }
 
-        var leftKr = kr.Below(l.Key);
-        var rightKr = kr.Above(l.Key);
+        var leftKr = kr.SplitBelow(l.Key);
+        var rightKr = kr.SplitAbove(l.Key);
         Node? rl, rr;
         if (nVsL < 0)
         {
@@ -152,7 +152,7 @@ public sealed partial class MeldOperator
             }
 
             var t = n;
-            while (t is not null && Inside(t) && Keys.Compare(t.Key, l.Key) <= 0)
+            while (t is not null && Inside(t) && Keys.Compare(t, l) <= 0)
             {
                 if (t.DependsOnTree && t != p && PhantomCheck(l.Right, t.DependencyRanges!, rightKr))
                 {
@@ -170,7 +170,7 @@ public sealed partial class MeldOperator
         else
         {
             var t = n;
-            while (t is not null && Inside(t) && Keys.Compare(t.Key, l.Key) >= 0)
+            while (t is not null && Inside(t) && Keys.Compare(t, l) >= 0)
             {
                 if (t.DependsOnTree && t != p && PhantomCheck(l.Left, t.DependencyRanges!, leftKr))
                 {
@@ -248,7 +248,7 @@ public sealed partial class MeldOperator
             keep = false;
         }
 
-        if (Extract(n.Left, kr.Below(n.Key), build, out var el) || Extract(n.Right, kr.Above(n.Key), build, out var er))
+        if (Extract(n.Left, kr.SplitBelow(n.Key), build, out var el) || Extract(n.Right, kr.SplitAbove(n.Key), build, out var er))
         {
             return true;
         }
@@ -279,7 +279,7 @@ public sealed partial class MeldOperator
         var key = l.Key;
         while (n is not null && Inside(n))
         {
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(l, n);
             if (c == 0)
             {
                 found = n;
