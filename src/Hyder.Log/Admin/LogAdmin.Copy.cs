@@ -57,7 +57,7 @@ public sealed partial class LogAdmin
 
     private static async Task<int> CopyOneAsync(ILogUnit[] survivors, ILogUnit target, long epoch, long address, int blockSize, CancellationToken cancellationToken)
     {
-        var buffer = ArrayPool<byte>.Shared.Rent(blockSize);
+        var buffer = BufferPool.Arrays.Rent(blockSize);
         try
         {
             // The last survivor is nearest the tail; earlier ones may also hold a half-written
@@ -97,7 +97,7 @@ public sealed partial class LogAdmin
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            BufferPool.Arrays.Return(buffer);
         }
     }
 }

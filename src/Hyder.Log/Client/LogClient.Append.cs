@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 using Hyder.Log.Transport;
 using Hyder.Log.Units;
@@ -109,7 +108,7 @@ public sealed partial class LogClient
 
     private async ValueTask<bool> HoldsAsync(ILogUnit unit, long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken)
     {
-        var buffer = ArrayPool<byte>.Shared.Rent(BlockSize);
+        var buffer = BufferPool.Arrays.Rent(BlockSize);
         try
         {
             var reply = await unit.ReadAsync(epoch, address, buffer, cancellationToken).ConfigureAwait(false);
@@ -121,7 +120,7 @@ public sealed partial class LogClient
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            BufferPool.Arrays.Return(buffer);
         }
     }
 

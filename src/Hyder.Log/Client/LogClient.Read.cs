@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 using Hyder.Log.Transport;
 using Hyder.Log.Units;
@@ -143,7 +142,7 @@ public sealed partial class LogClient
                 if (head.Status == LogStatus.Written)
                 {
                     // A writer got there first: its block stays, and the chain is completed with it.
-                    var buffer = ArrayPool<byte>.Shared.Rent(BlockSize);
+                    var buffer = BufferPool.Arrays.Rent(BlockSize);
                     try
                     {
                         var read = await ReadAsync(address, buffer, cancellationToken).ConfigureAwait(false);
@@ -151,7 +150,7 @@ public sealed partial class LogClient
                     }
                     finally
                     {
-                        ArrayPool<byte>.Shared.Return(buffer);
+                        BufferPool.Arrays.Return(buffer);
                     }
                 }
 

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 
 namespace Hyder.Log.Client;
@@ -9,7 +8,7 @@ public sealed partial class LogClient
     public async IAsyncEnumerable<LogRecord> SubscribeAsync(long from, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         ThrowIfOutOfRange(from);
-        var buffer = ArrayPool<byte>.Shared.Rent(BlockSize);
+        var buffer = BufferPool.Arrays.Rent(BlockSize);
         try
         {
             var address = from;
@@ -61,7 +60,7 @@ public sealed partial class LogClient
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            BufferPool.Arrays.Return(buffer);
         }
     }
 }

@@ -1,4 +1,3 @@
-using System.Buffers;
 
 namespace Hyder.Log.Storage;
 
@@ -26,7 +25,7 @@ internal sealed partial class FileSlotStore
         }
 
         files.Sort((a, b) => a.Index.CompareTo(b.Index));
-        var buffer = ArrayPool<byte>.Shared.Rent(ScanSlots * SlotSize);
+        var buffer = BufferPool.Arrays.Rent(ScanSlots * SlotSize);
         try
         {
             for (var i = 0; i < files.Count; i++)
@@ -56,7 +55,7 @@ internal sealed partial class FileSlotStore
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            BufferPool.Arrays.Return(buffer);
         }
 
         _next = _active is null ? 0 : (_active.Index * _slotsPerSegment) + _active.Count;

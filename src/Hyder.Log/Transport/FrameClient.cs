@@ -39,8 +39,8 @@ internal sealed class FrameClient : IAsyncDisposable
         Endpoint = endpoint;
         _maxPayload = maxPayload;
         _stream = new NetworkStream(socket, ownsSocket: true);
-        _input = PipeReader.Create(_stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, leaveOpen: true));
-        _output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(leaveOpen: true));
+        _input = PipeReader.Create(_stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
+        _output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
         _readLoop = ReadLoopAsync();
         _writeLoop = WriteLoopAsync();
     }

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Text;
 using Hyder.Log.Layout;
 
@@ -16,7 +15,7 @@ public sealed class RemoteProjectionStore : IProjectionStore, IAsyncDisposable
     /// <inheritdoc />
     public async Task<Projection?> GetLatestAsync(CancellationToken cancellationToken = default)
     {
-        var buffer = ArrayPool<byte>.Shared.Rent(LogServer.MaxControlPayload);
+        var buffer = BufferPool.Arrays.Rent(LogServer.MaxControlPayload);
         try
         {
             var reply = await _connection.SendAsync(FrameOp.GetProjection, 0, 0, 0, default, buffer, cancellationToken).ConfigureAwait(false);
@@ -29,7 +28,7 @@ public sealed class RemoteProjectionStore : IProjectionStore, IAsyncDisposable
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            BufferPool.Arrays.Return(buffer);
         }
     }
 

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Threading.Channels;
@@ -37,8 +36,8 @@ internal sealed partial class ServerConnection : IDisposable
     public async Task RunAsync(CancellationToken stopping)
     {
         using var stream = new NetworkStream(_socket, ownsSocket: true);
-        var input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, leaveOpen: true));
-        var output = PipeWriter.Create(stream, new StreamPipeWriterOptions(leaveOpen: true));
+        var input = PipeReader.Create(stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
+        var output = PipeWriter.Create(stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
         var writeLoop = WriteLoopAsync(output);
         try
         {
@@ -219,7 +218,7 @@ internal readonly struct Response
     {
         if (Pooled && Payload is not null)
         {
-            ArrayPool<byte>.Shared.Return(Payload);
+            BufferPool.Arrays.Return(Payload);
         }
     }
 }

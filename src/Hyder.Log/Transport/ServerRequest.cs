@@ -94,7 +94,7 @@ internal sealed partial class ServerRequest
         return buffer.AsMemory(0, (int)payload.Length);
     }
 
-    private byte[] RentBuffer(int length) => _buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
+    private byte[] RentBuffer(int length) => _buffer = BufferPool.Arrays.Rent(Math.Max(length, 1));
 
     private void AwaitUnit(ValueTask<UnitReply> pending)
     {
@@ -209,7 +209,7 @@ internal sealed partial class ServerRequest
         var connection = _connection!;
         if (_buffer is not null)
         {
-            ArrayPool<byte>.Shared.Return(_buffer);
+            BufferPool.Arrays.Return(_buffer);
             _buffer = null;
         }
 

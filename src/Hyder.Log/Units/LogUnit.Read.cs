@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 using Hyder.Log.Storage;
 using Microsoft.Extensions.Logging;
@@ -50,7 +49,7 @@ public sealed partial class LogUnit
             return new UnitReply(LogStatus.Filled, 0);
         }
 
-        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        var slot = BufferPool.Arrays.Rent(_store.SlotSize);
         try
         {
             if (!_store.TryRead(entry.Location, slot))
@@ -75,7 +74,7 @@ public sealed partial class LogUnit
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(slot);
+            BufferPool.Arrays.Return(slot);
         }
     }
 

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 using Hyder.Log.Storage;
 using Microsoft.Extensions.Logging;
@@ -85,7 +84,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
             return new UnitReply(LogStatus.WrongBlockSize, _blockSize);
         }
 
-        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        var slot = BufferPool.Arrays.Rent(_store.SlotSize);
         try
         {
             SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Data, address, block.Span);
@@ -100,7 +99,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(slot);
+            BufferPool.Arrays.Return(slot);
         }
     }
 
@@ -113,7 +112,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
             return new UnitReply(LogStatus.OutOfRange, 0);
         }
 
-        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        var slot = BufferPool.Arrays.Rent(_store.SlotSize);
         try
         {
             SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Fill, address, []);
@@ -127,7 +126,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(slot);
+            BufferPool.Arrays.Return(slot);
         }
     }
 
@@ -140,7 +139,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
             return new UnitReply(LogStatus.OutOfRange, 0);
         }
 
-        var slot = ArrayPool<byte>.Shared.Rent(_store.SlotSize);
+        var slot = BufferPool.Arrays.Rent(_store.SlotSize);
         try
         {
             SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Trim, address, []);
@@ -154,7 +153,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(slot);
+            BufferPool.Arrays.Return(slot);
         }
     }
 
