@@ -149,6 +149,20 @@ public sealed class ExecutorTests
     }
 
     [Fact]
+    public void TheReadmeExampleWorks()
+    {
+        var db = new Database();
+        using (var tx = db.Begin(IsolationLevel.Serializable))
+        {
+            tx.Put("user:1"u8.ToArray(), "alice"u8.ToArray());
+            var outcome = db.Commit(tx);
+            Assert.Equal("committed (zone 0, visited 0, ephemeral 0)", outcome.ToString());
+        }
+
+        Assert.Equal("user:1=alice", Contents(db.Current));
+    }
+
+    [Fact]
     public void EmptyKeysAreRefused()
     {
         var db = Load("a");
