@@ -43,7 +43,40 @@ public sealed partial class LogClient
             var retry = false;
             while (true)
             {
-                var outcome = await WriteChainAsync(view, address, block, retry, cancellationToken).ConfigureAwait(false);
+                // The chain write is inlined (not a helper method): one pooled state machine per append.
+                var outcome = ChainOutcome.Done;
+                var chain = view.ChainFor(address);
+                for (var i = 0; i < chain.Length && outcome == ChainOutcome.Done; i++)
+                {
+                    UnitReply reply;
+                    try
+                    {
+                        reply = await chain[i].WriteAsync(view.Epoch, address, block, cancellationToken).ConfigureAwait(false);
+                    }
+                    catch (UnitUnreachableException)
+                    {
+                        outcome = ChainOutcome.Retry;
+                        break;
+                    }
+
+                    outcome = reply.Status switch
+                    {
+                        LogStatus.Ok => ChainOutcome.Done,
+
+                        // The head decides who owns an address. After a failure our own earlier
+                        // write may be the one there; anything else means a filler or writer won.
+                        LogStatus.Written when i == 0 => retry && await HoldsAsync(chain[0], view.Epoch, address, block, cancellationToken).ConfigureAwait(false)
+                            ? ChainOutcome.Done
+                            : ChainOutcome.Taken,
+
+                        // Further down, a reader or filler completed the chain with the head's block: ours.
+                        LogStatus.Written => ChainOutcome.Done,
+                        LogStatus.Trimmed => ChainOutcome.Taken,
+                        LogStatus.StaleEpoch => ChainOutcome.Retry,
+                        _ => throw new SharedLogException(reply.Status, address, $"Writing address {address} failed: {reply.Status}."),
+                    };
+                }
+
                 if (outcome == ChainOutcome.Done)
                 {
                     return address;
@@ -59,51 +92,6 @@ public sealed partial class LogClient
                 view = _view;
             }
         }
-    }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<ChainOutcome> WriteChainAsync(
-        ClientView view, long address, ReadOnlyMemory<byte> block, bool retry, CancellationToken cancellationToken)
-    {
-        var chain = view.ChainFor(address);
-        for (var i = 0; i < chain.Length; i++)
-        {
-            UnitReply reply;
-            try
-            {
-                reply = await chain[i].WriteAsync(view.Epoch, address, block, cancellationToken).ConfigureAwait(false);
-            }
-            catch (UnitUnreachableException)
-            {
-                return ChainOutcome.Retry;
-            }
-
-            switch (reply.Status)
-            {
-                case LogStatus.Ok:
-                    continue;
-                case LogStatus.Written when i == 0:
-                    // The head decides who owns an address. After a failure our own earlier write
-                    // may be the one there; anything else means a filler or another writer won.
-                    if (!retry || !await HoldsAsync(chain[0], view.Epoch, address, block, cancellationToken).ConfigureAwait(false))
-                    {
-                        return ChainOutcome.Taken;
-                    }
-
-                    continue;
-                case LogStatus.Written:
-                    // A reader or filler completed the chain with the head's block, which is ours.
-                    continue;
-                case LogStatus.Trimmed:
-                    return ChainOutcome.Taken;
-                case LogStatus.StaleEpoch:
-                    return ChainOutcome.Retry;
-                default:
-                    throw new SharedLogException(reply.Status, address, $"Writing address {address} failed: {reply.Status}.");
-            }
-        }
-
-        return ChainOutcome.Done;
     }
 
     private async ValueTask<bool> HoldsAsync(ILogUnit unit, long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken)

@@ -1,4 +1,6 @@
 using System.Threading.Tasks.Sources;
+using Hyder.Log.Sequencing;
+using Hyder.Log.Units;
 
 namespace Hyder.Log.Transport;
 
@@ -11,15 +13,22 @@ internal readonly record struct FrameReply(LogStatus Status, long Epoch, long Va
 
 /// <summary>
 /// One request in flight on a <see cref="FrameClient"/>: a reusable awaitable bound to a slot of
-/// the connection's table. The request id is slot | generation, so a late answer to a
-/// previous use of the slot is recognized and dropped.
+/// the connection's table, awaited directly as a unit's, the sequencer's or a raw reply, so no
+/// async state machine sits between the caller and the socket. The request id is
+/// slot | generation, so a late answer to a previous use of the slot is recognized and dropped.
+/// Reading the result hands the call back to its connection.
 /// </summary>
-internal sealed class ClientCall : IValueTaskSource<FrameReply>
+internal sealed class ClientCall : IValueTaskSource<FrameReply>, IValueTaskSource<UnitReply>, IValueTaskSource<TokenReply>
 {
+    private readonly FrameClient _owner;
     private ManualResetValueTaskSourceCore<FrameReply> _core = new() { RunContinuationsAsynchronously = true };
     private uint _generation;
 
-    public ClientCall(int slot) => Slot = slot;
+    public ClientCall(FrameClient owner, int slot)
+    {
+        _owner = owner;
+        Slot = slot;
+    }
 
     public int Slot { get; }
 
@@ -45,7 +54,7 @@ internal sealed class ClientCall : IValueTaskSource<FrameReply>
 
     public void Fail(Exception exception) => _core.SetException(exception);
 
-    public FrameReply GetResult(short token)
+    private FrameReply Take(short token)
     {
         try
         {
@@ -56,7 +65,22 @@ internal sealed class ClientCall : IValueTaskSource<FrameReply>
             _core.Reset();
             Payload = default;
             Destination = default;
+            _owner.Release(this);
         }
+    }
+
+    public FrameReply GetResult(short token) => Take(token);
+
+    UnitReply IValueTaskSource<UnitReply>.GetResult(short token)
+    {
+        var reply = Take(token);
+        return new UnitReply(reply.Status, reply.Value);
+    }
+
+    TokenReply IValueTaskSource<TokenReply>.GetResult(short token)
+    {
+        var reply = Take(token);
+        return new TokenReply(reply.Status, reply.Epoch, reply.Value);
     }
 
     public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);

@@ -4,6 +4,7 @@ using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 using System.Threading.Channels;
+using System.Threading.Tasks.Sources;
 
 namespace Hyder.Log.Transport;
 
@@ -77,40 +78,62 @@ internal sealed class FrameClient : IAsyncDisposable
             ? parsed
             : throw new ArgumentException($"'{endpoint}' is not an IP endpoint (address:port).", nameof(endpoint));
 
-    /// <summary>Sends one request and waits for its answer; a read's payload lands in <paramref name="destination"/>.</summary>
-    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<FrameReply> SendAsync(
+    /// <summary>
+    /// Sends one request; the answer completes the returned task (a read's payload lands in
+    /// <paramref name="destination"/>). <typeparamref name="TReply"/> is <see cref="FrameReply"/>,
+    /// <see cref="Units.UnitReply"/> or <see cref="Sequencing.TokenReply"/>. Allocation-free while
+    /// fewer than 4096 requests are in flight on the connection.
+    /// </summary>
+    public ValueTask<TReply> Send<TReply>(
+        FrameOp op, long epoch, long address, int arg, ReadOnlyMemory<byte> payload, Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return _slots.Wait(0, CancellationToken.None)
+            ? Start<TReply>(op, epoch, address, arg, payload, destination)
+            : SendWhenSlotFreeAsync<TReply>(op, epoch, address, arg, payload, destination, cancellationToken);
+    }
+
+    private async ValueTask<TReply> SendWhenSlotFreeAsync<TReply>(
         FrameOp op, long epoch, long address, int arg, ReadOnlyMemory<byte> payload, Memory<byte> destination, CancellationToken cancellationToken)
     {
         await _slots.WaitAsync(cancellationToken).ConfigureAwait(false);
-        var call = RentCall();
-        try
-        {
-            ThrowIfBroken();
-            call.Header = new FrameHeader
-            {
-                Op = op,
-                RequestId = call.Begin(SlotBits),
-                Arg = arg,
-                Epoch = epoch,
-                Address = address,
-                PayloadLength = payload.Length,
-            };
-            call.Payload = payload;
-            call.Destination = destination;
-            Volatile.Write(ref _pending[call.Slot], call);
-            if (!_outgoing.Writer.TryWrite(call) || _broken is not null)
-            {
-                FailPending(call, _broken ?? new UnitUnreachableException(Endpoint, null));
-            }
+        return await Start<TReply>(op, epoch, address, arg, payload, destination).ConfigureAwait(false);
+    }
 
-            return await new ValueTask<FrameReply>(call, call.Version).ConfigureAwait(false);
-        }
-        finally
+    private ValueTask<TReply> Start<TReply>(FrameOp op, long epoch, long address, int arg, ReadOnlyMemory<byte> payload, Memory<byte> destination)
+    {
+        var call = RentCall();
+        if (_broken is { } broken)
         {
-            _free.Enqueue(call);
-            _slots.Release();
+            Release(call);
+            return ValueTask.FromException<TReply>(new UnitUnreachableException(Endpoint, broken));
         }
+
+        call.Header = new FrameHeader
+        {
+            Op = op,
+            RequestId = call.Begin(SlotBits),
+            Arg = arg,
+            Epoch = epoch,
+            Address = address,
+            PayloadLength = payload.Length,
+        };
+        call.Payload = payload;
+        call.Destination = destination;
+        Volatile.Write(ref _pending[call.Slot], call);
+        if (!_outgoing.Writer.TryWrite(call) || _broken is not null)
+        {
+            FailPending(call, _broken ?? new UnitUnreachableException(Endpoint, null));
+        }
+
+        return new ValueTask<TReply>((IValueTaskSource<TReply>)(object)call, call.Version);
+    }
+
+    /// <summary>Takes back a call whose result was read.</summary>
+    internal void Release(ClientCall call)
+    {
+        _free.Enqueue(call);
+        _slots.Release();
     }
 
     private ClientCall RentCall()
@@ -121,15 +144,7 @@ internal sealed class FrameClient : IAsyncDisposable
         }
 
         // The semaphore bounds calls in use, so at most MaxInFlight are ever created.
-        return new ClientCall(Interlocked.Increment(ref _created) - 1);
-    }
-
-    private void ThrowIfBroken()
-    {
-        if (_broken is { } broken)
-        {
-            throw new UnitUnreachableException(Endpoint, broken);
-        }
+        return new ClientCall(this, Interlocked.Increment(ref _created) - 1);
     }
 
     private async Task WriteLoopAsync()
@@ -268,7 +283,6 @@ internal sealed class FrameClient : IAsyncDisposable
         }
 
         await _stream.DisposeAsync().ConfigureAwait(false);
-        _slots.Dispose();
     }
 }
 

@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-
 namespace Hyder.Log.Transport;
 
 /// <summary>
@@ -26,17 +24,21 @@ internal sealed class RemoteConnection : IAsyncDisposable
 
     public string Endpoint { get; }
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<FrameReply> SendAsync(
+    /// <summary>Sends one request, connecting first if needed; see <see cref="FrameClient.Send{TReply}"/>.</summary>
+    public ValueTask<TReply> Send<TReply>(
         FrameOp op, long epoch, long address, int arg, ReadOnlyMemory<byte> payload, Memory<byte> destination, CancellationToken cancellationToken)
     {
         var client = Volatile.Read(ref _client);
-        if (client is null || client.IsBroken)
-        {
-            client = await ConnectAsync(cancellationToken).ConfigureAwait(false);
-        }
+        return client is { IsBroken: false }
+            ? client.Send<TReply>(op, epoch, address, arg, payload, destination, cancellationToken)
+            : ConnectAndSendAsync<TReply>(op, epoch, address, arg, payload, destination, cancellationToken);
+    }
 
-        return await client.SendAsync(op, epoch, address, arg, payload, destination, cancellationToken).ConfigureAwait(false);
+    private async ValueTask<TReply> ConnectAndSendAsync<TReply>(
+        FrameOp op, long epoch, long address, int arg, ReadOnlyMemory<byte> payload, Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        var client = await ConnectAsync(cancellationToken).ConfigureAwait(false);
+        return await client.Send<TReply>(op, epoch, address, arg, payload, destination, cancellationToken).ConfigureAwait(false);
     }
 
     private async Task<FrameClient> ConnectAsync(CancellationToken cancellationToken)

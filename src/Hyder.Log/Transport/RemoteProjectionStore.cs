@@ -18,7 +18,7 @@ public sealed class RemoteProjectionStore : IProjectionStore, IAsyncDisposable
         var buffer = BufferPool.Arrays.Rent(LogServer.MaxControlPayload);
         try
         {
-            var reply = await _connection.SendAsync(FrameOp.GetProjection, 0, 0, 0, default, buffer, cancellationToken).ConfigureAwait(false);
+            var reply = await _connection.Send<FrameReply>(FrameOp.GetProjection, 0, 0, 0, default, buffer, cancellationToken).ConfigureAwait(false);
             return reply.Status switch
             {
                 LogStatus.Ok => Projection.FromJson(Encoding.UTF8.GetString(buffer, 0, reply.PayloadLength)),
@@ -37,7 +37,7 @@ public sealed class RemoteProjectionStore : IProjectionStore, IAsyncDisposable
     {
         projection.Validate();
         var json = Encoding.UTF8.GetBytes(projection.ToJson());
-        var reply = await _connection.SendAsync(FrameOp.InstallProjection, projection.Epoch, 0, 0, json, default, cancellationToken).ConfigureAwait(false);
+        var reply = await _connection.Send<FrameReply>(FrameOp.InstallProjection, projection.Epoch, 0, 0, json, default, cancellationToken).ConfigureAwait(false);
         return reply.Status switch
         {
             LogStatus.Ok => true,

@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using Hyder.Log.Sequencing;
 
 namespace Hyder.Log.Transport;
@@ -10,16 +9,9 @@ internal sealed class RemoteSequencer : ISequencer
 
     public RemoteSequencer(RemoteConnection connection) => _connection = connection;
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<TokenReply> NextAsync(long epoch, int count, CancellationToken cancellationToken = default)
-    {
-        var reply = await _connection.SendAsync(FrameOp.Token, epoch, 0, count, default, default, cancellationToken).ConfigureAwait(false);
-        return new TokenReply(reply.Status, reply.Epoch, reply.Value);
-    }
+    public ValueTask<TokenReply> NextAsync(long epoch, int count, CancellationToken cancellationToken = default) =>
+        _connection.Send<TokenReply>(FrameOp.Token, epoch, 0, count, default, default, cancellationToken);
 
-    public async ValueTask<TokenReply> ResetAsync(long epoch, long next, CancellationToken cancellationToken = default)
-    {
-        var reply = await _connection.SendAsync(FrameOp.Reset, epoch, next, 0, default, default, cancellationToken).ConfigureAwait(false);
-        return new TokenReply(reply.Status, reply.Epoch, reply.Value);
-    }
+    public ValueTask<TokenReply> ResetAsync(long epoch, long next, CancellationToken cancellationToken = default) =>
+        _connection.Send<TokenReply>(FrameOp.Reset, epoch, next, 0, default, default, cancellationToken);
 }
