@@ -52,13 +52,13 @@ internal sealed partial class HostProcess : IAsyncDisposable
         return host;
     }
 
-    /// <summary>CPU seconds the process has used so far.</summary>
-    public double CpuSeconds
+    /// <summary>CPU seconds the process has used so far: user and kernel.</summary>
+    public (double User, double Kernel) Cpu
     {
         get
         {
             _process.Refresh();
-            return _process.TotalProcessorTime.TotalSeconds;
+            return (_process.UserProcessorTime.TotalSeconds, _process.PrivilegedProcessorTime.TotalSeconds);
         }
     }
 

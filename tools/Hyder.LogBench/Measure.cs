@@ -30,8 +30,9 @@ internal static class Measure
         })).ToArray();
 
         await Task.Delay(TimeSpan.FromSeconds(settings.Warmup));
-        var cpuBefore = hosts.Select(h => h.CpuSeconds).ToArray();
-        var selfCpuBefore = Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds;
+        var cpuBefore = hosts.Select(h => h.Cpu).ToArray();
+        var self = Process.GetCurrentProcess();
+        var selfCpuBefore = (self.UserProcessorTime.TotalSeconds, self.PrivilegedProcessorTime.TotalSeconds);
         var allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
         var gcBefore = (GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));
         var clock = Stopwatch.StartNew();
@@ -41,8 +42,9 @@ internal static class Measure
         var elapsed = clock.Elapsed.TotalSeconds;
         var allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
         var gcAfter = (GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));
-        var cpu = hosts.Select((h, i) => h.CpuSeconds - cpuBefore[i]).ToArray();
-        var selfCpu = Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds - selfCpuBefore;
+        var cpu = hosts.Select((h, i) => (h.Cpu.User - cpuBefore[i].User, h.Cpu.Kernel - cpuBefore[i].Kernel)).ToArray();
+        self.Refresh();
+        var selfCpu = (self.UserProcessorTime.TotalSeconds - selfCpuBefore.Item1, self.PrivilegedProcessorTime.TotalSeconds - selfCpuBefore.Item2);
         Volatile.Write(ref stop, 1);
         await Task.WhenAll(clients);
 
@@ -60,7 +62,10 @@ internal static class Measure
         Console.WriteLine($"appends/s      {total / elapsed,12:N0}   ({total} appends in {elapsed:F1} s, {total / elapsed * settings.BlockSize / 1048576.0:N1} MiB/s of blocks)");
         Console.WriteLine($"latency ms     p50 {Ms(0.50):F2}   p95 {Ms(0.95):F2}   p99 {Ms(0.99):F2}   max {Ms(1.0):F2}");
         Console.WriteLine($"client alloc   {allocated / (double)total,12:N1} B/append   GCs gen0/1/2: {gcAfter.Item1 - gcBefore.Item1}/{gcAfter.Item2 - gcBefore.Item2}/{gcAfter.Item3 - gcBefore.Item3}");
-        Console.WriteLine($"cpu s          client {selfCpu:F1}   control {cpu[0]:F1}   units {string.Join(" ", cpu.Skip(1).Select(x => x.ToString("F1", System.Globalization.CultureInfo.InvariantCulture)))}   (of {elapsed * Environment.ProcessorCount:F1} available)");
+        static string Show((double User, double Kernel) c) => $"{c.User:F1}+{c.Kernel:F1}";
+        var used = selfCpu.Item1 + selfCpu.Item2 + cpu.Sum(c => c.Item1 + c.Item2);
+        Console.WriteLine($"cpu s user+sys client {Show(selfCpu)}   control {Show(cpu[0])}   units {string.Join("  ", cpu.Skip(1).Select(Show))}   " +
+            $"= {used:F1} of {elapsed * Environment.ProcessorCount:F1} available, {used / total * 1e6:F0} us per append");
     }
 
     public static async Task TokensAsync(ISequencer sequencer, Settings settings, int batch)
