@@ -1,4 +1,12 @@
 using BenchmarkDotNet.Running;
+using Hyder.Benchmarks.Meld;
 
-// Every suite in this assembly: `dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- --filter '*Meld*'`.
-BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);
+// `report [--quick] [--filter TEXT] [--out PATH]` writes docs/benchmarks/meld.md (see that file);
+// anything else goes to BenchmarkDotNet, e.g. `--filter '*MeldBenchmarks*'`.
+if (args.Length > 0 && args[0] == "report")
+{
+    return MeldReport.Run(args[1..]);
+}
+
+BenchmarkSwitcher.FromAssembly(typeof(MeldReport).Assembly).Run(args);
+return 0;
