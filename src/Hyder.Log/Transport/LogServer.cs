@@ -19,6 +19,7 @@ public sealed partial class LogServer : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stopping = new();
     private readonly List<ServerConnection> _connections = [];
+    private readonly List<Task> _running = [];
     private Task? _acceptLoop;
 
     /// <summary>Binds to <paramref name="endPoint"/> (port 0 picks a free port).</summary>
@@ -100,7 +101,12 @@ public sealed partial class LogServer : IAsyncDisposable
                 _connections.Add(connection);
             }
 
-            _ = RunConnectionAsync(connection);
+            var running = RunConnectionAsync(connection);
+            lock (_connections)
+            {
+                _running.RemoveAll(t => t.IsCompleted);
+                _running.Add(running);
+            }
         }
     }
 
@@ -109,6 +115,11 @@ public sealed partial class LogServer : IAsyncDisposable
         try
         {
             await connection.RunAsync(_stopping.Token).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            // One connection's failure never takes the server down.
+            LogConnectionFailed(connection.Remote, e);
         }
         finally
         {
@@ -140,8 +151,20 @@ public sealed partial class LogServer : IAsyncDisposable
             connection.Abort();
         }
 
+        // Requests in flight finish (their answers may no longer reach the client) before the
+        // caller closes the unit under them.
+        Task[] running;
+        lock (_connections)
+        {
+            running = [.. _running];
+        }
+
+        await Task.WhenAll(running).ConfigureAwait(false);
         _stopping.Dispose();
     }
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Connection from {Remote} failed")]
+    private partial void LogConnectionFailed(string remote, Exception exception);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Log server listening on {EndPoint} (unit: {Unit}, sequencer: {Sequencer}, projection store: {Projections})")]
     private partial void LogListening(IPEndPoint endPoint, bool unit, bool sequencer, bool projections);
