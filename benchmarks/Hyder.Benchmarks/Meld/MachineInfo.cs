@@ -66,23 +66,36 @@ public sealed record MachineInfo(string Cpu, int Cores, string Memory, string Ca
         return kernel is null ? name : $"{name}, Linux kernel {kernel}";
     }
 
+    /// <summary>HEAD, and whether the engine sources differ from it (other engineers work in the same tree).</summary>
     private static string GitCommit()
+    {
+        var head = Git("rev-parse --short HEAD");
+        if (head is null)
+        {
+            return "unknown";
+        }
+
+        var dirty = Git("status --porcelain -- src");
+        return string.IsNullOrWhiteSpace(dirty) ? head : $"{head} with uncommitted changes under src/";
+    }
+
+    private static string? Git(string arguments)
     {
         try
         {
-            using var git = Process.Start(new ProcessStartInfo("git", "rev-parse --short HEAD") { RedirectStandardOutput = true, RedirectStandardError = true });
+            using var git = Process.Start(new ProcessStartInfo("git", arguments) { RedirectStandardOutput = true, RedirectStandardError = true });
             if (git is null)
             {
-                return "unknown";
+                return null;
             }
 
-            var commit = git.StandardOutput.ReadToEnd().Trim();
+            var output = git.StandardOutput.ReadToEnd().Trim();
             git.WaitForExit();
-            return git.ExitCode == 0 ? commit : "unknown";
+            return git.ExitCode == 0 ? output : null;
         }
         catch (System.ComponentModel.Win32Exception)
         {
-            return "unknown";
+            return null;
         }
     }
 

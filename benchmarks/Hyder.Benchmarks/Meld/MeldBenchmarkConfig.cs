@@ -1,7 +1,6 @@
 using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Diagnosers;
-using BenchmarkDotNet.Exporters;
 using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Loggers;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
@@ -25,9 +24,9 @@ public sealed class MeldBenchmarkConfig : ManualConfig
         AddJob(Job.Default
             .WithToolchain(InProcessEmitToolchain.Instance)
             .WithLaunchCount(1)
-            .WithWarmupCount(2)
-            .WithIterationCount(5)
-            .WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds(200))
+            .WithWarmupCount(1)
+            .WithIterationCount(4)
+            .WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds(150))
             .WithGcServer(false)
             .WithGcConcurrent(false)
             .WithId("meld"));
@@ -35,7 +34,6 @@ public sealed class MeldBenchmarkConfig : ManualConfig
         AddColumnProvider(DefaultColumnProviders.Instance);
         AddColumn(StatisticColumn.OperationsPerSecond);
         AddLogger(ConsoleLogger.Default);
-        AddExporter(MarkdownExporter.GitHub);
         WithOptions(ConfigOptions.JoinSummary);
     }
 }

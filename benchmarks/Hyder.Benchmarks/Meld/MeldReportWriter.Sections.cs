@@ -32,15 +32,17 @@ public static partial class MeldReportWriter
         sb.Append(Report).Append(" --quick\n");
         sb.Append("# one configuration or a family, by name fragment:\n");
         sb.Append(Report).Append(" --filter op8-d16 --out /tmp/meld-op8.md\n");
-        sb.Append("# BenchmarkDotNet (memory diagnoser, ops/s column, in-process, short job):\n");
+        sb.Append("# BenchmarkDotNet (memory diagnoser, ops/s column, in-process, short job), every configuration:\n");
         sb.Append(Bdn).Append('\n');
+        sb.Append("# BenchmarkDotNet, one configuration (the parameter is part of the name the filter sees):\n");
+        sb.Append("dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- --filter '*MeldVsBruteForce*rw-128K-op8-d16-r50)*'\n");
         sb.Append("```\n\n");
 
         sb.Append("## Method\n\n");
         sb.Append("- Initial table: 128K keys (512K for the tree-depth suite), 8-byte big-endian integer keys spaced 65,536 apart, 8-byte payloads, ");
         sb.Append("bulk-loaded. All transactions serializable; reads and updates pick keys of the initial table uniformly.\n");
         sb.Append("- Concurrency degree d: transaction k runs on the state before intention k − d, so its conflict zone holds d intentions. ");
-        sb.Append("d + 64 intentions are melded first; the next 4,096 are timed.\n");
+        sb.Append("d + 64 intentions are melded first; the next 4,096 are timed (64 in the cache-resident variant).\n");
         sb.Append("- Each transaction is executed twice on the same pinned snapshot with the same keys and payload arrays. The first intention is ");
         sb.Append("appended and melded for real (`Database.Meld`, which recycles it); the second is sealed at the same log position and kept with ");
         sb.Append("the last committed state the real meld saw (pinned for the whole run). The timed loop calls `MeldOperator.Trial(copy, state)` in ");
