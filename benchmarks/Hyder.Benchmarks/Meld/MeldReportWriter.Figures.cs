@@ -10,6 +10,8 @@ public static partial class MeldReportWriter
         sb.Append("## Symmetric case: reads and updates 1:1 (§8.1, Figures 8, 9 and 13)\n\n");
         sb.Append("Melds per second:\n\n");
         Matrix(sb, "size", Get, r => Rate(r.Meld.Median));
+        sb.Append("The same by the thread's CPU time (leaves out time spent waiting for a core on a loaded machine):\n\n");
+        Matrix(sb, "size", Get, r => Rate(r.Meld.CpuMedian));
         sb.Append("Nodes visited per meld (intention + state), with the paper's Figure 9 measure:\n\n");
         Matrix(sb, "size", Get, r => F(r.Counts.NodesPerMeld));
         sb.Append("Ephemeral nodes created per meld:\n\n");
