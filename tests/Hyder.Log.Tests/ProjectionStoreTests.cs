@@ -73,3 +73,47 @@ public sealed class ProjectionStoreTests
         Assert.Throws<ArgumentException>(() => Projection.FromJson("""{"epoch":1,"sequencer":"s","ranges":[{"start":5,"chains":[["a"]]}]}"""));
     }
 }
+
+public sealed class EtcdReconfigurationTests
+{
+    [Fact]
+    public async Task ReconfigurationThroughEtcdMovesClientsToTheNextEpoch()
+    {
+        await using var etcd = await EtcdServer.StartAsync();
+        using var http = new HttpClient();
+        var store = ProjectionStoreSpec.Open($"etcd:{etcd.Endpoint}", http);
+        Assert.IsType<EtcdProjectionStore>(store);
+        var connector = new Hyder.Log.Client.InProcessConnector();
+        connector.Add("s", new Hyder.Log.Sequencing.Sequencer());
+        using var a = Hyder.Log.Units.LogUnit.Open(new Hyder.Log.Units.LogUnitOptions { BlockSize = 64 });
+        using var b = Hyder.Log.Units.LogUnit.Open(new Hyder.Log.Units.LogUnitOptions { BlockSize = 64 });
+        using var c = Hyder.Log.Units.LogUnit.Open(new Hyder.Log.Units.LogUnitOptions { BlockSize = 64 });
+        connector.Add("a", a);
+        connector.Add("b", b);
+        connector.Add("c", c);
+        var admin = new Hyder.Log.Admin.LogAdmin(store, connector);
+        await admin.BootstrapAsync(new Projection { Epoch = 1, BlockSize = 64, Sequencer = "s", Ranges = [new LayoutRange { Start = 0, Chains = [["a", "b"]] }] });
+        await using var log = await Hyder.Log.Client.LogClient.ConnectAsync(store, connector);
+        for (var i = 0; i < 10; i++)
+        {
+            Assert.Equal(i, await log.AppendAsync(new byte[] { (byte)i }));
+        }
+
+        connector.Remove("b");
+        await admin.ReplaceUnitAsync("b", "c");
+        Assert.Equal(10, await log.AppendAsync(new byte[] { 10 }));
+        Assert.Equal(2, log.Projection.Epoch);
+        var buffer = new byte[64];
+        for (var i = 0; i <= 10; i++)
+        {
+            Assert.Equal(new UnitReplyShape(LogStatus.Ok, 1), Shape(await c.ReadAsync(2, i, buffer)));
+            Assert.Equal(i, buffer[0]);
+        }
+
+        Assert.Throws<ArgumentException>(() => ProjectionStoreSpec.Open("zookeeper:x"));
+    }
+
+    private readonly record struct UnitReplyShape(LogStatus Status, long Value);
+
+    private static UnitReplyShape Shape(Hyder.Log.Units.UnitReply reply) => new(reply.Status, reply.Value);
+}

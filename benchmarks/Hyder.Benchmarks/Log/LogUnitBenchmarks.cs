@@ -39,10 +39,10 @@ public class LogUnitBenchmarks
     public void EncodeSlot() => SlotHeader.Encode(_slot, SlotKind.Data, 7, _block);
 
     [Benchmark(Description = "unit write, 8 KiB, memory")]
-    public LogStatus Write() => _unit.WriteAsync(0, _next++, _block).AsTask().GetAwaiter().GetResult().Status;
+    public LogStatus Write() => _unit.WriteAsync(0, _next++, _block).GetAwaiter().GetResult().Status;
 
     [Benchmark(Description = "unit read, 8 KiB, memory")]
-    public LogStatus Read() => _unit.ReadAsync(0, 512, _read).AsTask().GetAwaiter().GetResult().Status;
+    public LogStatus Read() => _unit.ReadAsync(0, 512, _read).GetAwaiter().GetResult().Status;
 
     [Benchmark(Description = "sequencer token, in process")]
     public long Token() => _sequencer.Next(1, 1).Address;

@@ -6,7 +6,8 @@ namespace Hyder.Log.Storage;
 /// </summary>
 internal sealed class MemorySlotStore : ISlotStore
 {
-    private const int SlotsPerChunk = 64;
+    // 8 slots of 8 KiB stay below the large-object threshold (85,000 bytes): no gen-2 churn.
+    private const int SlotsPerChunk = 8;
 
     private readonly object _lock = new();
     private readonly List<byte[]?> _chunks = [];
