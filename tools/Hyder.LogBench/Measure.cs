@@ -64,7 +64,7 @@ internal static class Measure
         Console.WriteLine($"client alloc   {allocated / (double)total,12:N1} B/append   GCs gen0/1/2: {gcAfter.Item1 - gcBefore.Item1}/{gcAfter.Item2 - gcBefore.Item2}/{gcAfter.Item3 - gcBefore.Item3}");
         static string Show((double User, double Kernel) c) => $"{c.User:F1}+{c.Kernel:F1}";
         var used = selfCpu.Item1 + selfCpu.Item2 + cpu.Sum(c => c.Item1 + c.Item2);
-        Console.WriteLine($"cpu s user+sys client {Show(selfCpu)}   control {Show(cpu[0])}   units {string.Join("  ", cpu.Skip(1).Select(Show))}   " +
+        Console.WriteLine($"cpu s user+sys client {Show(selfCpu)}   control {(cpu.Length > 0 ? Show(cpu[0]) : "-")}   units {string.Join("  ", cpu.Skip(1).Select(Show))}   " +
             $"= {used:F1} of {elapsed * Environment.ProcessorCount:F1} available, {used / total * 1e6:F0} us per append");
     }
 

@@ -7,13 +7,30 @@ using Hyder.LogBench;
 
 // Loopback appends/s through client -> sequencer -> chain of real unit processes.
 //   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
-//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens]
+//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded]
 var settings = Settings.Parse(args);
 var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
 Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
     $"{settings.BlockSize} B blocks, fsync {settings.Fsync}, {settings.Seconds} s measured after {settings.Warmup} s warm-up, data in {data}");
+
+if (settings.Embedded)
+{
+    // The same client and units inside this process, no sockets: the log's own cost.
+    await using var embedded = await Hyder.Log.Embedded.EmbeddedLog.OpenAsync(new Hyder.Log.Embedded.EmbeddedLogOptions
+    {
+        DataDirectory = data,
+        Replicas = settings.Replicas,
+        Chains = settings.Chains,
+        BlockSize = settings.BlockSize,
+        Fsync = settings.Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit,
+    });
+    Console.WriteLine("# embedded: units, sequencer and client in this process (segment files, no sockets)");
+    await Measure.AppendsAsync(embedded, settings, []);
+    Directory.Delete(data, recursive: true);
+    return;
+}
 
 var hosts = new List<HostProcess>();
 try
@@ -82,6 +99,8 @@ internal sealed class Settings
 
     public bool Tokens { get; private set; }
 
+    public bool Embedded { get; private set; }
+
     public static Settings Parse(string[] args)
     {
         var s = new Settings();
@@ -99,6 +118,7 @@ internal sealed class Settings
                 case "--block-size": s.BlockSize = NextInt(); break;
                 case "--fsync": s.Fsync = Next(); break;
                 case "--tokens": s.Tokens = true; break;
+                case "--embedded": s.Embedded = true; break;
                 default: throw new ArgumentException($"Unknown option {args[i]}.");
             }
         }
