@@ -66,9 +66,9 @@ public sealed partial class LogAdmin
     {
         try
         {
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            timeout.CancelAfter(TimeSpan.FromSeconds(5));
-            var reply = await _connector.Unit(unit).SealAsync(epoch, timeout.Token).ConfigureAwait(false);
+            // A unit that is alive but does not answer (stopped, hung disk) counts as unreachable.
+            var reply = await _connector.Unit(unit).SealAsync(epoch, cancellationToken).AsTask()
+                .WaitAsync(TimeSpan.FromSeconds(5), cancellationToken).ConfigureAwait(false);
             if (reply.Status == LogStatus.Ok)
             {
                 return reply.Value;
@@ -77,7 +77,7 @@ public sealed partial class LogAdmin
             LogUnsealed(unit, epoch, $"answered {reply.Status} (its epoch {reply.Value})");
             return null;
         }
-        catch (Exception e) when (e is UnitUnreachableException or OperationCanceledException && !cancellationToken.IsCancellationRequested)
+        catch (Exception e) when (e is UnitUnreachableException or TimeoutException)
         {
             LogUnsealed(unit, epoch, e.Message);
             return null;
