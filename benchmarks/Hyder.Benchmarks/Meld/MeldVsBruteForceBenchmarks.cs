@@ -6,8 +6,9 @@ namespace Hyder.Benchmarks.Meld;
 
 /// <summary>
 /// Meld against the brute-force validator on the same intentions (meld paper App. F, Figure 14):
-/// rw is the symmetric case, ri the asymmetric one, at concurrency degrees 16 and 64, streaming
-/// and cache-resident.
+/// rw is the symmetric case, ri the asymmetric one, at concurrency degree 16, streaming and
+/// cache-resident (a cache-resident log of 64 intentions is melded 64 times per invocation, so
+/// every invocation is 4,096 operations).
 /// </summary>
 [Config(typeof(MeldBenchmarkConfig))]
 public class MeldVsBruteForceBenchmarks
@@ -17,10 +18,10 @@ public class MeldVsBruteForceBenchmarks
     private int _times;
     private BruteForceValidator _validator = null!;
 
-    /// <summary>The rw and ri configurations at degrees 16 and 64.</summary>
+    /// <summary>The rw and ri configurations at degree 16, streaming and cache-resident (the report has every degree).</summary>
     public static IEnumerable<MeldWorkload> Workloads =>
         MeldSuites.Symmetric(MeldSuites.FullCount).Concat(MeldSuites.Asymmetric(MeldSuites.FullCount)).Concat(MeldSuites.CacheResident())
-            .Where(w => w.Degree is 16 or 64);
+            .Where(w => w.Degree == 16);
 
     /// <summary>The configuration being measured.</summary>
     [ParamsSource(nameof(Workloads))]
