@@ -124,4 +124,20 @@ public sealed class TransportTests
         await server.DisposeAsync();
         await Assert.ThrowsAsync<UnitUnreachableException>(async () => await remote.WriteAsync(0, 1, new byte[] { 1 }));
     }
+
+    [Fact]
+    public async Task ServerThatStopsAnsweringFailsCallsAfterTheRequestTimeout()
+    {
+        // Accepts connections and reads nothing: a stopped process or a hung disk looks like this.
+        using var silent = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        silent.Listen();
+        var accepted = silent.AcceptAsync();
+        await using var connector = new TcpConnector(256, requestTimeout: TimeSpan.FromMilliseconds(400));
+        var remote = connector.Unit(silent.LocalEndPoint!.ToString()!);
+        var started = DateTime.UtcNow;
+        await Assert.ThrowsAsync<UnitUnreachableException>(async () => await remote.WriteAsync(0, 1, new byte[] { 1 }));
+        Assert.InRange(DateTime.UtcNow - started, TimeSpan.FromMilliseconds(300), TimeSpan.FromSeconds(5));
+        (await accepted).Dispose();
+    }
 }

@@ -63,10 +63,18 @@ public sealed class TcpConnector : ILogConnector, IAsyncDisposable
 {
     private readonly ConcurrentDictionary<string, RemoteConnection> _connections = new(StringComparer.Ordinal);
     private readonly int _maxPayload;
+    private readonly TimeSpan _requestTimeout;
 
-    /// <summary>Creates a connector for blocks up to <paramref name="blockSize"/> bytes.</summary>
-    public TcpConnector(int blockSize = LogUnitOptions.DefaultBlockSize) =>
+    /// <summary>
+    /// Creates a connector for blocks up to <paramref name="blockSize"/> bytes. A server that has
+    /// not answered a request within <paramref name="requestTimeout"/> (10 s by default) is
+    /// treated as failed: its connection is closed and the calls in flight fail as unreachable.
+    /// </summary>
+    public TcpConnector(int blockSize = LogUnitOptions.DefaultBlockSize, TimeSpan? requestTimeout = null)
+    {
         _maxPayload = Math.Max(blockSize, LogServer.MaxControlPayload);
+        _requestTimeout = requestTimeout ?? TimeSpan.FromSeconds(10);
+    }
 
     /// <inheritdoc />
     public ILogUnit Unit(string endpoint) => new RemoteLogUnit(Connection(endpoint));
@@ -75,7 +83,7 @@ public sealed class TcpConnector : ILogConnector, IAsyncDisposable
     public ISequencer Sequencer(string endpoint) => new RemoteSequencer(Connection(endpoint));
 
     private RemoteConnection Connection(string endpoint) =>
-        _connections.GetOrAdd(endpoint, e => new RemoteConnection(e, _maxPayload, TimeSpan.FromSeconds(2)));
+        _connections.GetOrAdd(endpoint, e => new RemoteConnection(e, _maxPayload, TimeSpan.FromSeconds(2), _requestTimeout));
 
     /// <inheritdoc />
     public async ValueTask DisposeAsync()

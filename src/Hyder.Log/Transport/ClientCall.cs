@@ -40,6 +40,9 @@ internal sealed class ClientCall : IValueTaskSource<FrameReply>, IValueTaskSourc
 
     public Memory<byte> Destination { get; set; }
 
+    /// <summary>When the request was sent (<see cref="Environment.TickCount64"/>), for the request timeout.</summary>
+    public long StartedAt { get; set; }
+
     public short Version => _core.Version;
 
     /// <summary>Prepares the call for a new request; returns its request id.</summary>

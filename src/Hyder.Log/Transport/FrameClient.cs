@@ -32,16 +32,20 @@ internal sealed class FrameClient : IAsyncDisposable
     private readonly Task _readLoop;
     private readonly Task _writeLoop;
     private int _created;
+    private readonly long _requestTimeoutMs;
+    private readonly Timer _watchdog;
     private volatile Exception? _broken;
 
-    private FrameClient(Socket socket, string endpoint, int maxPayload)
+    private FrameClient(Socket socket, string endpoint, int maxPayload, TimeSpan requestTimeout)
     {
+        _requestTimeoutMs = (long)requestTimeout.TotalMilliseconds;
         _socket = socket;
         Endpoint = endpoint;
         _maxPayload = maxPayload;
         _stream = new NetworkStream(socket, ownsSocket: true);
         _input = PipeReader.Create(_stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
         _output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
+        _watchdog = new Timer(static state => ((FrameClient)state!).CheckOverdue(), this, requestTimeout / 4, requestTimeout / 4);
         _readLoop = ReadLoopAsync();
         _writeLoop = WriteLoopAsync();
     }
@@ -53,7 +57,8 @@ internal sealed class FrameClient : IAsyncDisposable
     public bool IsBroken => _broken is not null;
 
     /// <summary>Connects to <paramref name="endpoint"/> ("host:port").</summary>
-    public static async Task<FrameClient> ConnectAsync(string endpoint, int maxPayload, TimeSpan timeout, CancellationToken cancellationToken)
+    public static async Task<FrameClient> ConnectAsync(
+        string endpoint, int maxPayload, TimeSpan timeout, TimeSpan requestTimeout, CancellationToken cancellationToken)
     {
         var ipEndPoint = ParseEndPoint(endpoint);
         var socket = new Socket(ipEndPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -69,7 +74,7 @@ internal sealed class FrameClient : IAsyncDisposable
             throw new UnitUnreachableException(endpoint, e);
         }
 
-        return new FrameClient(socket, endpoint, maxPayload);
+        return new FrameClient(socket, endpoint, maxPayload, requestTimeout);
     }
 
     /// <summary>Parses "host:port" (an IP address; the log runs on known addresses).</summary>
@@ -120,6 +125,7 @@ internal sealed class FrameClient : IAsyncDisposable
         };
         call.Payload = payload;
         call.Destination = destination;
+        call.StartedAt = Environment.TickCount64;
         Volatile.Write(ref _pending[call.Slot], call);
         if (!_outgoing.Writer.TryWrite(call) || _broken is not null)
         {
@@ -238,6 +244,23 @@ internal sealed class FrameClient : IAsyncDisposable
         call.Complete(new FrameReply(status, header.Epoch, header.Address, length));
     }
 
+    /// <summary>
+    /// A server that keeps its connection open but stops answering (stopped process, hung disk) is
+    /// treated like a dead one: the connection is broken, every call in flight fails as
+    /// unreachable, and callers retry or reconfigure.
+    /// </summary>
+    private void CheckOverdue()
+    {
+        var now = Environment.TickCount64;
+        for (var i = 0; i < MaxInFlight && _broken is null; i++)
+        {
+            if (Volatile.Read(ref _pending[i]) is { } call && now - call.StartedAt > _requestTimeoutMs)
+            {
+                Break(new TimeoutException($"{Endpoint} did not answer within {_requestTimeoutMs} ms."));
+            }
+        }
+    }
+
     private void Break(Exception cause)
     {
         _broken ??= cause;
@@ -270,6 +293,7 @@ internal sealed class FrameClient : IAsyncDisposable
     /// <inheritdoc />
     public async ValueTask DisposeAsync()
     {
+        await _watchdog.DisposeAsync().ConfigureAwait(false);
         Break(new ObjectDisposedException(nameof(FrameClient)));
         await Task.WhenAll(_readLoop, _writeLoop).ConfigureAwait(false);
         try

@@ -11,12 +11,14 @@ internal sealed class RemoteConnection : IAsyncDisposable
     private readonly SemaphoreSlim _connect = new(1, 1);
     private readonly int _maxPayload;
     private readonly TimeSpan _connectTimeout;
+    private readonly TimeSpan _requestTimeout;
     private FrameClient? _client;
     private long _lastFailure;
     private bool _disposed;
 
-    public RemoteConnection(string endpoint, int maxPayload, TimeSpan connectTimeout)
+    public RemoteConnection(string endpoint, int maxPayload, TimeSpan connectTimeout, TimeSpan requestTimeout)
     {
+        _requestTimeout = requestTimeout;
         Endpoint = endpoint;
         _maxPayload = maxPayload;
         _connectTimeout = connectTimeout;
@@ -65,7 +67,7 @@ internal sealed class RemoteConnection : IAsyncDisposable
 
             try
             {
-                _client = await FrameClient.ConnectAsync(Endpoint, _maxPayload, _connectTimeout, cancellationToken).ConfigureAwait(false);
+                _client = await FrameClient.ConnectAsync(Endpoint, _maxPayload, _connectTimeout, _requestTimeout, cancellationToken).ConfigureAwait(false);
                 return _client;
             }
             catch (UnitUnreachableException)

@@ -10,7 +10,7 @@ public sealed class RemoteProjectionStore : IProjectionStore, IAsyncDisposable
 
     /// <summary>Talks to the projection server at <paramref name="endpoint"/> ("address:port").</summary>
     public RemoteProjectionStore(string endpoint) =>
-        _connection = new RemoteConnection(endpoint, LogServer.MaxControlPayload, TimeSpan.FromSeconds(5));
+        _connection = new RemoteConnection(endpoint, LogServer.MaxControlPayload, TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(10));
 
     /// <inheritdoc />
     public async Task<Projection?> GetLatestAsync(CancellationToken cancellationToken = default)
