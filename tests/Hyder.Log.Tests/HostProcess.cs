@@ -123,6 +123,13 @@ internal sealed partial class HostProcess : IAsyncDisposable
         await _process.WaitForExitAsync();
     }
 
+    /// <summary>Sends a signal by name (STOP, CONT, …).</summary>
+    public async Task SignalAsync(string signal)
+    {
+        using var kill = Process.Start("kill", [$"-{signal}", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        await kill.WaitForExitAsync();
+    }
+
     /// <summary>SIGTERM, then waits for the clean exit.</summary>
     public async Task<int> StopAsync()
     {
@@ -139,6 +146,7 @@ internal sealed partial class HostProcess : IAsyncDisposable
     {
         if (!_process.HasExited)
         {
+            // SIGKILL also ends a stopped process.
             _process.Kill();
             await _process.WaitForExitAsync();
         }

@@ -120,7 +120,12 @@ public sealed class ProcessTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task TwoUnitChainSurvivesLossOfOneUnitThroughReconfiguration()
+    public Task TwoUnitChainSurvivesLossOfOneUnitThroughReconfiguration() => ReplaceFailedTailAsync(freeze: false);
+
+    [Fact]
+    public Task TwoUnitChainSurvivesAUnitThatStopsAnsweringThroughReconfiguration() => ReplaceFailedTailAsync(freeze: true);
+
+    private async Task ReplaceFailedTailAsync(bool freeze)
     {
         using var dir = new TempDirectory();
         await using var control = await HostProcess.StartAsync("--role", "projection,sequencer", "--data", dir.Sub("control"), "--port", "0");
@@ -128,7 +133,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
         await using var tail = await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub("u2"), "--port", "0");
         await using var spare = await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub("u3"), "--port", "0");
         await using var store = new RemoteProjectionStore(control.Endpoint);
-        await using var connector = new TcpConnector();
+        await using var connector = new TcpConnector(requestTimeout: TimeSpan.FromSeconds(1));
         var spec = $"tcp:{control.Endpoint}";
         var boot = await HostProcess.RunAsync("admin", "--projection-store", spec, "bootstrap", "--sequencer", control.Endpoint,
             "--chain", $"{head.Endpoint},{tail.Endpoint}");
@@ -148,7 +153,16 @@ public sealed class ProcessTests(ITestOutputHelper output)
         })).ToArray();
         await WaitUntilAsync(() => acknowledged.Count >= 200);
 
-        await tail.KillAsync();
+        if (freeze)
+        {
+            // SIGSTOP: the unit keeps its connections open and answers nothing.
+            await tail.SignalAsync("STOP");
+        }
+        else
+        {
+            await tail.KillAsync();
+        }
+
         var replace = await HostProcess.RunAsync("admin", "--projection-store", spec, "replace", "--failed", tail.Endpoint, "--replacement", spare.Endpoint);
         output.WriteLine(replace.Output);
         Assert.True(replace.ExitCode == 0, replace.Output);
@@ -174,6 +188,10 @@ public sealed class ProcessTests(ITestOutputHelper output)
 
         output.WriteLine($"{acknowledged.Count} acknowledged appends readable after replacing {tail.Endpoint} by {spare.Endpoint}");
         Assert.Equal(0, await spare.StopAsync());
+        if (freeze)
+        {
+            await tail.SignalAsync("CONT");
+        }
     }
 
     private static async Task WaitUntilAsync(Func<bool> condition)
