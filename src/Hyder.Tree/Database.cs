@@ -118,7 +118,12 @@ public sealed class Database
         MeldOutcome outcome;
         try
         {
-            IntentionValidator.Validate(intention);
+            if (!intention.IsPremelded)
+            {
+                // Premeld output is made here, from an intention that was validated.
+                IntentionValidator.Validate(intention);
+            }
+
             outcome = _meld.Apply(intention, lcs, out var root, out var displaced);
             if (outcome.Committed)
             {
@@ -139,10 +144,28 @@ public sealed class Database
         {
             _lastMelded = intention.Ordinal;
             intention.Snapshot.Unpin();
+            if (intention.PhantomBase != intention.Snapshot)
+            {
+                intention.PhantomBase.Unpin();
+            }
         }
 
         Reclaim();
         return outcome;
+    }
+
+    /// <summary>
+    /// Records that intention <paramref name="ordinal"/> aborted before final meld (premeld found
+    /// its conflict), so the next intention can be melded.
+    /// </summary>
+    public void Skip(long ordinal)
+    {
+        if (ordinal != _lastMelded + 1)
+        {
+            ThrowHelper.ThrowInvalidOperation($"intention #{ordinal} skipped out of order: the next is #{_lastMelded + 1}");
+        }
+
+        _lastMelded = ordinal;
     }
 
     /// <summary>Runs a transaction's intention through the log and meld (a convenience for single-threaded use).</summary>

@@ -16,6 +16,7 @@ public sealed class Intention
     {
         Root = root;
         Snapshot = snapshot;
+        PhantomBase = snapshot;
         Isolation = isolation;
         Deletes = deletes;
         RootRanges = rootRanges;
@@ -30,6 +31,12 @@ public sealed class Intention
 
     /// <summary>The state the transaction ran on.</summary>
     public DatabaseState Snapshot { get; }
+
+    /// <summary>
+    /// The state the transaction actually read: what phantom checks compare against. The snapshot
+    /// itself, except after premeld, which moves <see cref="Snapshot"/> to its input but keeps this.
+    /// </summary>
+    public DatabaseState PhantomBase { get; private init; }
 
     /// <summary>The snapshot's sequence: the ordinal of the last intention it includes.</summary>
     public long SnapshotSequence => Snapshot.Sequence;
@@ -54,6 +61,27 @@ public sealed class Intention
 
     /// <summary>True once <see cref="Seal"/> gave the nodes their versions.</summary>
     public bool IsSealed => Ordinal != 0;
+
+    /// <summary>
+    /// True when premeld left checks to final meld (an insert of a key its input held, a key new in
+    /// a scanned range): final meld must not take the serial shortcut for it.
+    /// </summary>
+    public bool HasDeferredChecks { get; private init; }
+
+    /// <summary>True when premeld produced this intention from the transaction's own.</summary>
+    public bool IsPremelded { get; private init; }
+
+    /// <summary>The premeld output: this intention re-based on <paramref name="input"/> (same ordinal and position).</summary>
+    internal Intention Premelded(Node? root, DatabaseState input, KeyRange[] rootRanges, bool deferred) =>
+        new(root, input, Isolation, Deletes, rootRanges, NodeCount)
+        {
+            Ordinal = Ordinal,
+            Position = Position,
+            ExecutorToken = ExecutorToken,
+            IsPremelded = true,
+            PhantomBase = PhantomBase,
+            HasDeferredChecks = deferred,
+        };
 
     /// <summary>True when <paramref name="node"/> belongs to this intention.</summary>
     public bool Contains(Node node) => node.Owner == Ordinal;

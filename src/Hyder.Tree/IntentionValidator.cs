@@ -93,9 +93,9 @@ public static class IntentionValidator
             Reject(i, $"node {key} has version {n.Vn}, not one of position {i.Position}");
         }
 
-        if ((n.Flags & (NodeFlags.Pooled | NodeFlags.Grafted)) != 0)
+        if ((n.Flags & NodeFlags.Pooled) != 0)
         {
-            Reject(i, $"node {key} carries engine-internal flags {n.Flags}");
+            Reject(i, $"node {key} is marked as recycled");
         }
 
         if (!n.Altered && !n.Scv.IsSome)

@@ -85,6 +85,24 @@ public sealed class MeldRegressionTests
 
         // Three absent-key reads merged into one hull range: a false abort on a point read.
         new SimulationConfig(712435228, 64, 3, 276, 256, 7, 26, 23, 0, 5),
+
+        // Premeld: a false write-write abort.
+        new SimulationConfig(285950774, 8, 4, 261, 64, 8, 30, 12, 15, 6, 3, 8),
+
+        // Premeld: a key the transaction deleted survived.
+        new SimulationConfig(1403714078, 1000, 600, 299, 64, 10, 35, 24, 15, 7, 2, 1),
+
+        // Premeld: a phantom it left to final meld was not checked there.
+        new SimulationConfig(239847773, 1000, 380, 390, 200, 8, 40, 17, 15, 15, 4, 18),
+
+        // Premeld: a retired node came back through a fresh node's stale read-only flag, and was
+        // retired twice (d = 0: every premeld is against the state final meld is about to use).
+        new SimulationConfig(636267904, 8, 4, 285, 200, 7, 39, 10, 0, 15, 5, 0),
+        new SimulationConfig(1679756328, 8, 2, 270, 64, 6, 55, 23, 5, 15, 5, 0),
+
+        // Premeld: a range premeld examined stayed on a node it then grafted where the range no
+        // longer fits (the transaction's own delete had widened the node's interval).
+        new SimulationConfig(1415369901, 64, 47, 188, 200, 3, 54, 15, 0, 15, 2, 1),
     };
 
     [Theory]

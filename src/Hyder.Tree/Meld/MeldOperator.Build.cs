@@ -21,7 +21,7 @@ public sealed partial class MeldOperator
             return n;
         }
 
-        if (!_apply)
+        if (!_apply || _intentionMode)
         {
             return n;
         }
@@ -43,6 +43,7 @@ public sealed partial class MeldOperator
     {
         if (x.Source is not null)
         {
+            AssertInState(x.Source, "a graft");
             _displaced.Add(x.Source);
             x.Source = null;
         }
@@ -77,33 +78,109 @@ public sealed partial class MeldOperator
     }
 
     /// <summary>
-    /// The node for state node <paramref name="l"/>'s key after melding: <paramref name="l"/> itself
-    /// when nothing changed, otherwise an ephemeral node (§7.1 steps 1-6) balanced with its children.
+    /// The node for state node <paramref name="l"/>'s key after melding, given the intention's node
+    /// <paramref name="p"/> with that key (or null) and the melded children: <paramref name="l"/>
+    /// itself when nothing changed, otherwise a new ephemeral node (§7.1 steps 1-6), balanced with
+    /// its children.
     /// </summary>
-    private Node? Combine(Node l, Node? n, Node? left, Node? right)
+    /// <remarks>
+    /// In intention mode (premeld) the node keeps the transaction's marks — Altered, DependsOn,
+    /// the dependency ranges — with SCV re-based on the input state (premeld has checked that the
+    /// content did not change) and SSV kept only where the subtree still has the input's shape.
+    /// </remarks>
+    private Node? Combine(Node l, Node? p, Node? left, Node? right)
     {
-        var altered = n is not null && n.Altered;
-        if (!altered && left == l.Left && right == l.Right)
+        var altered = p is not null && p.Altered;
+        var carries = _intentionMode ? p is not null && (p.Flags & IntentionMarks) != 0 : altered;
+        if (!carries && left == l.Left && right == l.Right)
         {
             return l;
         }
 
-        var e = NewEphemeral();
-        e.Key = l.Key;
-        if (altered)
+        var x = NewEphemeral();
+        x.Key = l.Key;
+        x.Payload = altered ? p!.Payload : l.Payload;
+        if (_intentionMode)
         {
-            e.Payload = n!.Payload;
-            e.Scv = n.Ncv;
+            x.Owner = _ownerHigh;
+            x.Source = l;
+            x.Scv = l.Ncv;
+            var deferred = false;
+            if (p is not null)
+            {
+                x.Flags = p.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.BlindWrite);
+                MoveRanges(p);
+                if ((p.DependsOn || (altered && (p.Flags & NodeFlags.BlindWrite) == 0)) && p.Scv != l.Ncv)
+                {
+                    // A deferred check (an insert of a key the input holds): keep the
+                    // transaction's expectation for final meld.
+                    x.Scv = p.Scv;
+                    deferred = true;
+                }
+            }
+
+            // A node with a deferred check must never be grafted past by final meld: no SSV, and
+            // (through Preserves) none on its ancestors either.
+            if (!deferred && Preserves(left, l.Left) && Preserves(right, l.Right))
+            {
+                x.Ssv = l.Nsv;
+                if (!altered && ReadOnlyOrOutside(left) && ReadOnlyOrOutside(right))
+                {
+                    x.Flags |= NodeFlags.SubtreeIsOnlyReadDependent;
+                }
+            }
         }
         else
         {
-            e.Payload = l.Payload;
-            e.Scv = l.Ncv;
+            x.Scv = altered ? p!.Ncv : l.Ncv;
+            x.Ssv = l.Nsv;
+            Retire(l);
         }
 
-        e.Ssv = l.Nsv;
-        Retire(l);
-        return Join(left, e, right);
+        return Place(left, x, right);
+    }
+
+    /// <summary>
+    /// Premeld hands every dependency range it examines (or rebuilds the node of) to the output's
+    /// root ranges, which final meld checks against the whole state, exactly, against the original
+    /// snapshot. A range left on a node is unsafe once premeld has looked at it: the node may be
+    /// grafted or rebuilt in the input's shape, whose key interval need not hold the range, and
+    /// premeld may have deferred a phantom in it (docs/meld.md, "Premeld").
+    /// </summary>
+    private void MoveRanges(Node n)
+    {
+        if (_intentionMode && n.DependsOnTree)
+        {
+            _movedRanges.AddRange(n.DependencyRanges!);
+            n.Flags &= ~NodeFlags.DependsOnTree;
+            n.DependencyRanges = null;
+        }
+    }
+
+    private const NodeFlags IntentionMarks = NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.DependsOnTree;
+
+    /// <summary>True when a melded child still covers exactly the input's subtree shape (its SSV names it).</summary>
+    private static bool Preserves(Node? result, Node? original) =>
+        result == original || (result is not null && original is not null && result.Ssv.IsSome && result.Ssv == original.Nsv);
+
+    private bool ReadOnlyOrOutside(Node? n) => n is null || !Inside(n) || n.SubtreeIsOnlyReadDependent;
+
+    /// <summary>Hangs the children under a fresh node, rebalancing when their heights are too far apart.</summary>
+    private Node Place(Node? left, Node x, Node? right)
+    {
+        var hl = Node.HeightOf(left);
+        var hr = Node.HeightOf(right);
+        if (hl - hr is > 1 or < -1)
+        {
+            return Join(left, x, right);
+        }
+
+        x.Left = left;
+        x.Right = right;
+        x.FixHeight();
+        MarkGrafted(left);
+        MarkGrafted(right);
+        return x;
     }
 
     /// <summary>A new ephemeral node with the next two-part id of this stage thread.</summary>
@@ -120,25 +197,48 @@ public sealed partial class MeldOperator
     /// <summary>True for an ephemeral node made by the meld in progress (it may still be changed).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsFresh(Node n) =>
-        n.Vn.IsEphemeral && n.Vn.ThreadId == _threadId && n.Vn.Sequence >= _sequenceAtStart && n.Owner == 0;
+        n.Vn.IsEphemeral && n.Vn.ThreadId == _threadId && n.Vn.Sequence >= _sequenceAtStart;
 
     /// <summary>Marks an intention node that the new state references directly.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void MarkGrafted(Node? n)
     {
-        if (_apply && n is not null && Inside(n))
+        if (_apply && n is not null && Inside(n) && !IsFresh(n))
         {
             n.Flags |= NodeFlags.Grafted;
         }
+    }
+
+    /// <summary>
+    /// Debug tier (O(log n) per call): a node meld retires must be the state's node for its key,
+    /// or fresh. Retiring anything else would recycle a node twice or one still in use.
+    /// </summary>
+    [System.Diagnostics.Conditional("DEBUG")]
+    private void AssertInState(Node n, string where)
+    {
+        if (_state is null || IsFresh(n))
+        {
+            return;
+        }
+
+        var m = _state.Root;
+        while (m is not null && m != n)
+        {
+            m = Keys.Compare(n, m) < 0 ? m.Left : m.Right;
+        }
+
+        System.Diagnostics.Debug.Assert(m is not null, $"{where} retires {Keys.Format(n.Key)} ({n.Vn}), which is not in state #{_state.Sequence}");
     }
 
     /// <summary>A state or intention node that the result no longer uses.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Retire(Node n)
     {
-        // Intention nodes are recycled by the intention walk; state nodes wait for older states.
-        if (_apply && !Inside(n))
+        // Intention nodes are recycled by the intention walk; state nodes wait for older states;
+        // premeld displaces nothing (its input state stays as it is).
+        if (_apply && !_intentionMode && !Inside(n))
         {
+            AssertInState(n, "meld");
             _displaced.Add(n);
         }
     }
@@ -151,6 +251,21 @@ public sealed partial class MeldOperator
     {
         if (IsFresh(t))
         {
+            if (_intentionMode)
+            {
+                // A fresh child may have been changed in place, so the same child object is no
+                // proof of the same subtree: judge the shape from the children themselves.
+                if (t.Ssv.IsSome && !(t.Source is { } source && Preserves(left, source.Left) && Preserves(right, source.Right)))
+                {
+                    t.Ssv = NodeVersion.None;
+                }
+
+                if (!t.Ssv.IsSome || !ReadOnlyOrOutside(left) || !ReadOnlyOrOutside(right))
+                {
+                    t.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+                }
+            }
+
             t.Left = left;
             t.Right = right;
             t.FixHeight();
@@ -167,14 +282,35 @@ public sealed partial class MeldOperator
         var e = NewEphemeral();
         e.Key = t.Key;
         e.Payload = t.Payload;
-        e.Scv = t.Ncv;
-        e.Ssv = t.Nsv;
+        if (_intentionMode)
+        {
+            // A copy in the output intention: an intention node keeps its marks; a state node
+            // becomes a path node. Either way its shape is new (SSV none).
+            e.Owner = _ownerHigh;
+            if (Inside(t))
+            {
+                e.Flags = t.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.BlindWrite);
+                MoveRanges(t);
+                e.Scv = t.Scv;
+            }
+            else
+            {
+                e.Scv = t.Ncv;
+                e.Source = t;
+            }
+        }
+        else
+        {
+            e.Scv = t.Ncv;
+            e.Ssv = t.Nsv;
+            Retire(t);
+        }
+
         e.Left = left;
         e.Right = right;
         e.FixHeight();
         MarkGrafted(left);
         MarkGrafted(right);
-        Retire(t);
         return e;
     }
 

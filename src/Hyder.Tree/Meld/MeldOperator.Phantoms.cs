@@ -54,7 +54,8 @@ public sealed partial class MeldOperator
             return false;
         }
 
-        if (range.Contains(m.Key) && (s is null || s.Ncv != m.Ncv))
+        // A key new since the snapshot is final for final meld; premeld defers it (see CheckPair).
+        if (range.Contains(m.Key) && (s is null ? Undeferred() : s.Ncv != m.Ncv))
         {
             return Conflict(AbortCause.Phantom, m.Key);
         }
@@ -71,13 +72,28 @@ public sealed partial class MeldOperator
     private bool PhantomKey(Node m)
     {
         var s = FindSnapshot(m.Key);
-        return (s is null || s.Ncv != m.Ncv) && Conflict(AbortCause.Phantom, m.Key);
+        return (s is null ? Undeferred() : s.Ncv != m.Ncv) && Conflict(AbortCause.Phantom, m.Key);
     }
 
-    /// <summary>The snapshot's node with <paramref name="key"/>, or null.</summary>
+    /// <summary>True in final meld; in premeld records that a check was left to final meld, and is false.</summary>
+    private bool Undeferred()
+    {
+        if (_intentionMode)
+        {
+            _deferred = true;
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// The transaction's snapshot's node with <paramref name="key"/>, or null. For a premelded
+    /// intention that is still the original snapshot, not the premeld input.
+    /// </summary>
     private Node? FindSnapshot(byte[] key)
     {
-        var n = _intention.Snapshot.Root;
+        var n = _intention.PhantomBase.Root;
         var prefix = Keys.Prefix(key);
         while (n is not null)
         {

@@ -27,7 +27,8 @@ public sealed partial class MeldOperator
         _outcome.IntentionNodesVisited++;
 
         // Read-only subtree: check without making nodes, keep the state's subtree (lines 3-7).
-        if (build && n.SubtreeIsOnlyReadDependent)
+        // Premeld keeps going instead: its output must keep the reads (DESIGN §12, second trap).
+        if (build && n.SubtreeIsOnlyReadDependent && !_intentionMode)
         {
             return Meld(l, n, kr, build: false, out _);
         }
@@ -65,13 +66,27 @@ public sealed partial class MeldOperator
     /// <summary>The node checks of §7.1 / Hyder II App. A, comparing versions (DESIGN §12, first trap).</summary>
     private bool CheckPair(Node l, Node n, in KeyRange kr)
     {
-        if (n.DependsOnTree && PhantomCheck(l, n.DependencyRanges!, kr))
+        if (n.DependsOnTree)
         {
-            return true;
+            if (PhantomCheck(l, n.DependencyRanges!, kr))
+            {
+                return true;
+            }
+
+            MoveRanges(n);
         }
 
         if (n.Scv != l.Ncv)
         {
+            // Premeld cannot decide "expected absent, found present": the key may be deleted again
+            // before final meld, where absence is unchanged. It defers the check (the output
+            // keeps SCV none); every other change of version is final, since versions never recur.
+            if (_intentionMode && !n.Scv.IsSome)
+            {
+                _deferred = true;
+                return false;
+            }
+
             if (n.Altered && (n.Flags & NodeFlags.BlindWrite) == 0)
             {
                 return Conflict(AbortCause.WriteWrite, n.Key);
@@ -154,9 +169,14 @@ public sealed partial class MeldOperator
             var t = n;
             while (t is not null && Inside(t) && Keys.Compare(t, l) <= 0)
             {
-                if (t.DependsOnTree && t != p && PhantomCheck(l.Right, t.DependencyRanges!, rightKr))
+                if (t.DependsOnTree && t != p)
                 {
-                    return true;
+                    if (PhantomCheck(l.Right, t.DependencyRanges!, rightKr))
+                    {
+                        return true;
+                    }
+
+                    MoveRanges(t);
                 }
 
                 t = t.Right;
@@ -172,9 +192,14 @@ public sealed partial class MeldOperator
             var t = n;
             while (t is not null && Inside(t) && Keys.Compare(t, l) >= 0)
             {
-                if (t.DependsOnTree && t != p && PhantomCheck(l.Left, t.DependencyRanges!, leftKr))
+                if (t.DependsOnTree && t != p)
                 {
-                    return true;
+                    if (PhantomCheck(l.Left, t.DependencyRanges!, leftKr))
+                    {
+                        return true;
+                    }
+
+                    MoveRanges(t);
                 }
 
                 t = t.Left;
@@ -246,6 +271,9 @@ public sealed partial class MeldOperator
         else
         {
             keep = false;
+
+            // The node carrying these ranges leaves the tree: the output checks them at its root.
+            MoveRanges(n);
         }
 
         if (Extract(n.Left, kr.SplitBelow(n.Key), build, out var el) || Extract(n.Right, kr.SplitAbove(n.Key), build, out var er))
@@ -257,7 +285,24 @@ public sealed partial class MeldOperator
         {
             if (keep)
             {
-                result = el == n.Left && er == n.Right ? n : Join(el, n, er);
+                // Reused or copied in a new place: its ranges move to the root.
+                MoveRanges(n);
+
+                if (el == n.Left && er == n.Right)
+                {
+                    // Its key is not in the state (a blind write of a deleted key, or an insert), so
+                    // the node it was copied from, if any, is no longer there to be replaced.
+                    if (_apply)
+                    {
+                        n.Source = null;
+                    }
+
+                    result = n;
+                }
+                else
+                {
+                    result = Join(el, n, er);
+                }
             }
             else
             {
@@ -286,9 +331,14 @@ public sealed partial class MeldOperator
                 return false;
             }
 
-            if (n.DependsOnTree && AnyContains(n.DependencyRanges!, key) && PhantomKey(l))
+            if (n.DependsOnTree && AnyContains(n.DependencyRanges!, key))
             {
-                return true;
+                if (PhantomKey(l))
+                {
+                    return true;
+                }
+
+                MoveRanges(n);
             }
 
             n = c < 0 ? n.Left : n.Right;

@@ -24,9 +24,13 @@ public sealed partial class MeldOperator
     private readonly Stack<NodeList> _spareLists = new();
 
     private Intention _intention = null!;
+    private DatabaseState? _state;
     private long _ownerLow;
     private long _ownerHigh;
     private bool _apply;
+    private bool _intentionMode;
+    private bool _deferred;
+    private readonly List<KeyRange> _movedRanges = [];
     private MeldOutcome _outcome;
 
     /// <summary>Creates the operator of one stage thread.</summary>
@@ -66,7 +70,7 @@ public sealed partial class MeldOperator
     /// </remarks>
     public MeldOutcome Apply(Intention intention, DatabaseState lcs, out Node? newRoot, out NodeList? displaced)
     {
-        Run(intention, lcs, apply: true, out newRoot);
+        Run(intention, lcs, apply: true, intentionMode: false, out newRoot);
         if (_outcome.Committed)
         {
             RecycleIntention(intention.Root, keepGrafted: true);
@@ -105,7 +109,7 @@ public sealed partial class MeldOperator
     /// </summary>
     public MeldOutcome Trial(Intention intention, DatabaseState lcs)
     {
-        Run(intention, lcs, apply: false, out _);
+        Run(intention, lcs, apply: false, intentionMode: false, out _);
         _fresh.ReturnAllTo(_pool);
         _displaced.Clear();
         _sequence = _sequenceAtStart;
@@ -113,7 +117,60 @@ public sealed partial class MeldOperator
         return _outcome;
     }
 
-    private void Run(Intention intention, DatabaseState lcs, bool apply, out Node? newRoot)
+    /// <summary>
+    /// Premeld (Hyder II §3): melds <paramref name="intention"/> against <paramref name="input"/>,
+    /// a committed state newer than its snapshot, in intention mode. On success
+    /// <paramref name="output"/> is an intention that appears to have run on <paramref name="input"/>:
+    /// same ordinal and position, every write, read and range dependency kept, versions re-based on
+    /// the input (docs/meld.md, "Premeld"). On a conflict the transaction aborts here and
+    /// <paramref name="output"/> is null.
+    /// </summary>
+    /// <remarks>
+    /// Consumes the intention: its nodes that the output does not use go back to this operator's
+    /// pool. The output pins <paramref name="input"/> and keeps the original snapshot's pin (its
+    /// phantom base) until it is melded; on abort the snapshot's pin is released.
+    /// </remarks>
+    public MeldOutcome Premeld(Intention intention, DatabaseState input, out Intention? output)
+    {
+        if (input.Sequence <= intention.SnapshotSequence)
+        {
+            ThrowHelper.ThrowInvalidOperation($"premeld of {intention} needs an input newer than its snapshot, not state #{input.Sequence}");
+        }
+
+        _movedRanges.Clear();
+        Run(intention, input, apply: true, intentionMode: true, out var root);
+        if (_outcome.Committed)
+        {
+            var ranges = intention.RootRanges;
+            if (_movedRanges.Count > 0)
+            {
+                ranges = [.. ranges, .. _movedRanges];
+            }
+
+            input.AddPin();
+            output = intention.Premelded(root, input, ranges, _deferred || intention.HasDeferredChecks);
+            RecycleIntention(intention.Root, keepGrafted: true);
+            _fresh.Clear();
+        }
+        else
+        {
+            output = null;
+            RecycleIntention(intention.Root, keepGrafted: false);
+            _fresh.ReturnAllTo(_pool);
+            _sequence = _sequenceAtStart;
+        }
+
+        // On success the original snapshot's pin passes to the output, as its phantom base.
+        if (output is null)
+        {
+            intention.Snapshot.Unpin();
+        }
+
+        Counters.Add(_outcome);
+        return _outcome;
+    }
+
+    private void Run(Intention intention, DatabaseState lcs, bool apply, bool intentionMode, out Node? newRoot)
     {
         if (!intention.IsSealed)
         {
@@ -127,9 +184,12 @@ public sealed partial class MeldOperator
         }
 
         _intention = intention;
+        _state = lcs;
         _ownerLow = intention.Ordinal;
         _ownerHigh = intention.Ordinal;
         _apply = apply;
+        _intentionMode = intentionMode;
+        _deferred = false;
         _sequenceAtStart = _sequence;
         _outcome = default;
         _outcome.ConflictZoneLength = intention.Ordinal - 1 - intention.SnapshotSequence;
@@ -145,11 +205,13 @@ public sealed partial class MeldOperator
             _displaced.Clear();
             _sequence = _sequenceAtStart;
             _intention = null!;
+            _state = null;
             throw;
         }
 
         _outcome.EphemeralNodesCreated = (int)(_sequence - _sequenceAtStart);
         _intention = null!;
+        _state = null;
         if (!_outcome.Committed)
         {
             newRoot = lcs.Root;
@@ -161,7 +223,7 @@ public sealed partial class MeldOperator
         var i = _intention;
 
         // Serial intention: its snapshot is the last committed state, so its tree is the new state.
-        if (i.Snapshot == lcs)
+        if (i.Snapshot == lcs && !_intentionMode && !i.HasDeferredChecks)
         {
             _outcome.Serial = true;
             _outcome.Committed = true;

@@ -15,6 +15,8 @@ namespace Hyder.Tree.Tests.Oracle;
 /// <param name="InsertDeletePercent">Share of inserts and deletes (they force the asymmetric case).</param>
 /// <param name="ScanPercent">Share of range scans.</param>
 /// <param name="Levels">Bit mask of isolation levels to draw from (bit i = level i).</param>
+/// <param name="PremeldThreads">t: premeld threads of the reference pipeline (0: final meld only).</param>
+/// <param name="Distance">d: the premeld distance.</param>
 public sealed record SimulationConfig(
     int Seed,
     int KeySpace,
@@ -25,7 +27,9 @@ public sealed record SimulationConfig(
     int WritePercent,
     int InsertDeletePercent,
     int ScanPercent,
-    int Levels);
+    int Levels,
+    int PremeldThreads = 0,
+    int Distance = 0);
 
 /// <summary>What a simulated run saw.</summary>
 public sealed class SimulationResult
@@ -36,6 +40,7 @@ public sealed class SimulationResult
     public int ReadOnly;
     public int RangeTransactions;
     public int FalseRangeAborts;
+    public long Premelded;
     public long NodesVisited;
     public long EphemeralNodes;
     public long MaxConflictZone;
@@ -74,6 +79,7 @@ internal static class LogSimulation
         }
 
         var window = new List<DatabaseState> { db.PinCurrent() };
+        var pipeline = cfg.PremeldThreads > 0 ? new Pipeline.ReferencePipeline(db, cfg.PremeldThreads, cfg.Distance) : null;
         var levels = Enumerable.Range(0, 4).Where(b => (cfg.Levels & (1 << b)) != 0).Select(b => (IsolationLevel)b).ToArray();
         if (levels.Length == 0)
         {
@@ -181,10 +187,12 @@ internal static class LogSimulation
                 var ordinal = intention.Ordinal;
                 var expectCommit = OracleValidator.Commits(rec, model, ordinal, out var reason);
                 var bruteForce = s_bruteForce.Validate(intention, db.Current);
-                var outcome = db.Meld(intention);
+                var premeldedBefore = pipeline?.Premelded ?? 0;
+                var outcome = pipeline is null ? db.Meld(intention) : pipeline.Process(intention);
+                var wasPremelded = (pipeline?.Premelded ?? 0) != premeldedBefore;
                 if (bruteForce.Committed != outcome.Committed)
                 {
-                    Fail(cfg, t, log, $"meld {outcome}, the engine's brute-force validator {bruteForce}");
+                    Fail(cfg, t, log, $"meld {outcome}{(wasPremelded ? " (premelded)" : "")}, the engine's brute-force validator {bruteForce}");
                 }
 
                 result.Intentions++;
@@ -204,7 +212,7 @@ internal static class LogSimulation
                     }
                     else
                     {
-                        Fail(cfg, t, log, $"meld {outcome}, validator {(expectCommit ? "commits" : "aborts: " + reason)} ({iso}, snapshot #{snap.Sequence}, ordinal #{ordinal})");
+                        Fail(cfg, t, log, $"meld {outcome}{(wasPremelded ? " (premelded)" : "")}, validator {(expectCommit ? "commits" : "aborts: " + reason)} ({iso}, snapshot #{snap.Sequence}, ordinal #{ordinal})");
                     }
                 }
 
@@ -240,9 +248,11 @@ internal static class LogSimulation
             }
 
             Check(db, model, db.LastAppended, cfg, cfg.Transactions, new StringBuilder());
+            result.Premelded = pipeline?.Premelded ?? 0;
         }
         finally
         {
+            pipeline?.ReleaseAll();
             foreach (var s in window)
             {
                 db.Release(s);
