@@ -233,4 +233,29 @@ public sealed class ClientTests
         Assert.Equal(LogStatus.WrongBlockSize, (await Assert.ThrowsAsync<SharedLogException>(async () => await log.AppendAsync(new byte[65]))).Status);
         Assert.Equal(LogStatus.OutOfRange, (await Assert.ThrowsAsync<SharedLogException>(async () => await log.ReadAsync(-1, new byte[64]))).Status);
     }
+
+    private sealed class SlowSequencer(ISequencer inner) : ISequencer
+    {
+        public async ValueTask<TokenReply> NextAsync(long epoch, int count, CancellationToken cancellationToken = default)
+        {
+            await Task.Delay(5, cancellationToken);
+            return await inner.NextAsync(epoch, count, cancellationToken);
+        }
+
+        public ValueTask<TokenReply> ResetAsync(long epoch, long next, CancellationToken cancellationToken = default) =>
+            inner.ResetAsync(epoch, next, cancellationToken);
+    }
+
+    [Fact]
+    public async Task ConcurrentAppendsShareTokenRequestsAndGetDistinctAddresses()
+    {
+        await using var log = await OpenAsync();
+        log.Connector.Add("sequencer", new SlowSequencer(log.Connector.Sequencer("sequencer")));
+        await using var client = await Hyder.Log.Client.LogClient.ConnectAsync(new Hyder.Log.Layout.MemoryProjectionStore() is var store
+            && await store.TryInstallAsync(log.Client.Projection.With(1)) ? store : throw new InvalidOperationException(), log.Connector,
+            new Hyder.Log.Client.LogClientOptions { BatchTokens = true });
+        var addresses = await Task.WhenAll(Enumerable.Range(0, 300).Select(i => Task.Run(() => client.AppendAsync(Block(i)).AsTask())));
+        Assert.Equal(Enumerable.Range(0, 300).Select(i => (long)i), addresses.Order());
+        Assert.InRange(client.TokenRequests, 1, 150);
+    }
 }

@@ -7,7 +7,7 @@ using Hyder.LogBench;
 
 // Loopback appends/s through client -> sequencer -> chain of real unit processes.
 //   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
-//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded]
+//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded] [--batch-tokens]
 var settings = Settings.Parse(args);
 var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
@@ -61,7 +61,7 @@ try
         Sequencer = control.Endpoint,
         Ranges = [new LayoutRange { Start = 0, Chains = chains }],
     });
-    await using var log = await LogClient.ConnectAsync(store, connector);
+    await using var log = await LogClient.ConnectAsync(store, connector, new LogClientOptions { BatchTokens = settings.BatchTokens });
 
     if (settings.Tokens)
     {
@@ -101,6 +101,8 @@ internal sealed class Settings
 
     public bool Embedded { get; private set; }
 
+    public bool BatchTokens { get; private set; }
+
     public static Settings Parse(string[] args)
     {
         var s = new Settings();
@@ -119,6 +121,7 @@ internal sealed class Settings
                 case "--fsync": s.Fsync = Next(); break;
                 case "--tokens": s.Tokens = true; break;
                 case "--embedded": s.Embedded = true; break;
+                case "--batch-tokens": s.BatchTokens = true; break;
                 default: throw new ArgumentException($"Unknown option {args[i]}.");
             }
         }

@@ -22,7 +22,9 @@ public sealed partial class LogClient
             long address;
             try
             {
-                var token = await view.Sequencer.NextAsync(view.Epoch, 1, cancellationToken).ConfigureAwait(false);
+                var token = _options.BatchTokens
+                    ? await _tokens.NextAsync(view, cancellationToken).ConfigureAwait(false)
+                    : await view.Sequencer.NextAsync(view.Epoch, 1, cancellationToken).ConfigureAwait(false);
                 if (token.Status != LogStatus.Ok)
                 {
                     ThrowUnlessRetryable(token.Status, -1);

@@ -18,6 +18,7 @@ public sealed partial class LogClient : ISharedLog
     private readonly LogClientOptions _options;
     private readonly ILogger _logger;
     private readonly SemaphoreSlim _refresh = new(1, 1);
+    private readonly TokenBatcher _tokens = new();
     private ClientView _view;
 
     private LogClient(IProjectionStore store, ILogConnector connector, Projection projection, LogClientOptions options, ILogger logger)
@@ -44,6 +45,9 @@ public sealed partial class LogClient : ISharedLog
 
     /// <inheritdoc />
     public int BlockSize => _view.Projection.BlockSize;
+
+    /// <summary>Token requests sent to the sequencer by appends (batched when appends overlap).</summary>
+    public long TokenRequests => _tokens.Requests;
 
     /// <summary>The projection this client currently uses.</summary>
     public Projection Projection => _view.Projection;

@@ -16,6 +16,14 @@ public sealed class LogClientOptions
     /// <summary>How long an operation keeps retrying (reconfigurations included) before it fails.</summary>
     public TimeSpan OperationTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// Whether concurrent appends share token requests (one request in flight to the sequencer,
+    /// the next one reserving a batch for every append that queued meanwhile). Off by default:
+    /// on loopback it cut sequencer requests but cost 10-15 % of appends/s (the queue adds a
+    /// wait for the request in flight); it pays when the sequencer's CPU is the limit.
+    /// </summary>
+    public bool BatchTokens { get; set; }
+
     /// <summary>The longest pause of a subscriber waiting at the tail for new appends.</summary>
     public TimeSpan MaxTailPollInterval { get; set; } = TimeSpan.FromMilliseconds(20);
 }
