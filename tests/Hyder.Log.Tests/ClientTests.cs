@@ -258,4 +258,19 @@ public sealed class ClientTests
         Assert.Equal(Enumerable.Range(0, 300).Select(i => (long)i), addresses.Order());
         Assert.InRange(client.TokenRequests, 1, 150);
     }
+
+    [Fact]
+    public async Task ReadsAnswerFromAnotherReplicaWhileTheTailIsDown()
+    {
+        await using var log = await OpenAsync(chains: 1, replicas: 2);
+        for (var i = 0; i < 5; i++)
+        {
+            await log.AppendAsync(Block(i));
+        }
+
+        log.Connector.Remove("unit-0-1");
+        var buffer = new byte[64];
+        Assert.Equal(LogEntryKind.Data, (await log.ReadAsync(3, buffer)).Kind);
+        Assert.Equal(Block(3), buffer);
+    }
 }

@@ -35,6 +35,7 @@ public sealed partial class LogClient
 
                         break;
                     case LogStatus.Corrupt:
+                        LogCorruptReplica(address, view.Epoch);
                         var repaired = await ReadFromOtherReplicasAsync(view, chain, address, destination, cancellationToken).ConfigureAwait(false);
                         if (repaired is { } good)
                         {
@@ -49,6 +50,13 @@ public sealed partial class LogClient
             }
             catch (UnitUnreachableException)
             {
+                // The tail is down: any replica holding a block or a fill holds the value the
+                // address will keep (the head decided it), so answer that while the log is
+                // reconfigured. "Unwritten" from a replica before the tail proves nothing.
+                if (await ReadFromOtherReplicasAsync(view, chain, address, destination, cancellationToken).ConfigureAwait(false) is { } found)
+                {
+                    return found;
+                }
             }
 
             await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);
@@ -109,10 +117,18 @@ public sealed partial class LogClient
     private async ValueTask<LogRead?> ReadFromOtherReplicasAsync(
         ClientView view, ILogUnit[] chain, long address, Memory<byte> destination, CancellationToken cancellationToken)
     {
-        LogCorruptReplica(address, view.Epoch);
         for (var i = chain.Length - 2; i >= 0; i--)
         {
-            var reply = await chain[i].ReadAsync(view.Epoch, address, destination, cancellationToken).ConfigureAwait(false);
+            UnitReply reply;
+            try
+            {
+                reply = await chain[i].ReadAsync(view.Epoch, address, destination, cancellationToken).ConfigureAwait(false);
+            }
+            catch (UnitUnreachableException)
+            {
+                continue;
+            }
+
             if (reply.Status == LogStatus.Ok)
             {
                 return new LogRead(LogEntryKind.Data, (int)reply.Value);
