@@ -46,6 +46,9 @@ internal sealed partial class HostProcess : IAsyncDisposable
     public static async Task<HostProcess> StartAsync(params string[] args)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+
+        // No diagnostic pipes in /tmp: a SIGKILLed process could not remove them.
+        start.Environment["DOTNET_EnableDiagnostics"] = "0";
         start.ArgumentList.Add(HostDll);
         foreach (var arg in args)
         {
@@ -103,6 +106,9 @@ internal sealed partial class HostProcess : IAsyncDisposable
     public static async Task<(int ExitCode, string Output)> RunAsync(params string[] args)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+
+        // No diagnostic pipes in /tmp: a SIGKILLed process could not remove them.
+        start.Environment["DOTNET_EnableDiagnostics"] = "0";
         start.ArgumentList.Add(HostDll);
         foreach (var arg in args)
         {

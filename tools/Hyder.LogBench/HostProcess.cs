@@ -20,6 +20,9 @@ internal sealed partial class HostProcess : IAsyncDisposable
     public static async Task<HostProcess> StartAsync(string configuration, params string[] args)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+
+        // No diagnostic pipes in /tmp: a SIGKILLed process could not remove them.
+        start.Environment["DOTNET_EnableDiagnostics"] = "0";
         start.ArgumentList.Add(HostDll(configuration));
         foreach (var arg in args)
         {
