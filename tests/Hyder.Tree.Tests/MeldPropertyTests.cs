@@ -103,6 +103,12 @@ public sealed class MeldRegressionTests
         // Premeld: a range premeld examined stayed on a node it then grafted where the range no
         // longer fits (the transaction's own delete had widened the node's interval).
         new SimulationConfig(1415369901, 64, 47, 188, 200, 3, 54, 15, 0, 15, 2, 1),
+
+        // A read of an absent key next to a key the same transaction deleted: a missed phantom.
+        new SimulationConfig(87126311, 16, 0, 2590, 16, 10, 45, 28, 5, 5),
+
+        // Premeld: a missed phantom through final meld's serial shortcut.
+        new SimulationConfig(144489967, 1000, 230, 1066, 200, 10, 14, 7, 0, 1, 3, 1),
     };
 
     [Theory]

@@ -5,31 +5,69 @@ namespace Hyder.Tree.Meld;
 public sealed partial class MeldOperator
 {
     /// <summary>
-    /// Puts the intention subtree <paramref name="n"/> in place of the state subtree
-    /// <paramref name="replaced"/> (a serial subtree), and retires exactly the state nodes it replaces.
+    /// Publishes the merged tree: every intention subtree the new state uses is published
+    /// (<see cref="PublishSubtree"/>), and a read-only copy is swapped back for the state node it
+    /// was copied from. Walks only the nodes this meld made, plus the grafted subtrees.
     /// </summary>
     /// <remarks>
-    /// Read-only copies inside the graft are swapped back for the state nodes they were copied from
-    /// (same key, payload and subtree), so a published state never holds two objects with one
-    /// structure version; that is what lets <see cref="Node.Source"/> name the replaced node exactly.
-    /// See docs/meld.md, "Reclaiming nodes".
+    /// Read-only copies never stay in a state: then no two objects in a state share a structure
+    /// version, which is what lets <see cref="Node.Source"/> name the node a graft replaces and
+    /// guarantees that a displaced node never comes back (docs/meld.md, "Reclaiming nodes").
     /// </remarks>
-    private Node? Graft(Node? n, Node? replaced)
+    private Node? Publish(Node? root)
     {
-        if (n is null || !Inside(n))
+        if (root is null || !_apply || _intentionMode)
         {
-            return n;
+            return root;
         }
 
-        if (!_apply || _intentionMode)
+        if (IsFresh(root))
         {
-            return n;
+            PublishFresh(root);
+            return root;
         }
 
+        return Inside(root) ? PublishChild(root) : root;
+    }
+
+    private void PublishFresh(Node f)
+    {
+        if (f.Left is { } left)
+        {
+            if (IsFresh(left))
+            {
+                PublishFresh(left);
+            }
+            else if (Inside(left))
+            {
+                f.Left = PublishChild(left);
+            }
+        }
+
+        if (f.Right is { } right)
+        {
+            if (IsFresh(right))
+            {
+                PublishFresh(right);
+            }
+            else if (Inside(right))
+            {
+                f.Right = PublishChild(right);
+            }
+        }
+    }
+
+    /// <summary>Publishes an intention node the new state references; returns what the state keeps.</summary>
+    private Node? PublishChild(Node n)
+    {
         if (n.SubtreeIsOnlyReadDependent)
         {
-            // Only the serial whole-intention path gets here with a read-only root.
-            var source = n.Source ?? replaced;
+            var source = n.Source;
+            if (source is null)
+            {
+                ThrowHelper.ThrowInvariant($"read-only intention node {Keys.Format(n.Key)} has no source to publish");
+            }
+
             RecycleIntention(n, keepGrafted: false);
             return source;
         }

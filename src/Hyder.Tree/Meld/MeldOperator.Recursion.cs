@@ -55,7 +55,9 @@ public sealed partial class MeldOperator
                     $"intention node {Keys.Format(n.Key)} claims the structure version of state node {Keys.Format(l.Key)} but lies outside its range {kr}");
             }
 
-            result = build ? Graft(n, l) : n;
+            // Published (read-only copies swapped back, sources retired) only after the whole
+            // recursion: later checks of this meld may still walk through this subtree.
+            result = n;
             return false;
         }
 

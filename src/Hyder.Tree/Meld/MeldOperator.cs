@@ -223,7 +223,9 @@ public sealed partial class MeldOperator
         var i = _intention;
 
         // Serial intention: its snapshot is the last committed state, so its tree is the new state.
-        if (i.Snapshot == lcs && !_intentionMode && !i.HasDeferredChecks)
+        // A premeld output is serial only when premeld left nothing to check: no deferred check
+        // and no range moved to its root (premeld moves a range once it has looked at part of it).
+        if (i.Snapshot == lcs && !_intentionMode && !i.HasDeferredChecks && (!i.IsPremelded || i.RootRanges.Length == 0))
         {
             _outcome.Serial = true;
             _outcome.Committed = true;
@@ -236,9 +238,8 @@ public sealed partial class MeldOperator
                 }
             }
 
-            var serialRoot = Graft(i.Root, lcs.Root);
-            MarkGrafted(serialRoot);
-            return serialRoot;
+            MarkGrafted(i.Root);
+            return Publish(i.Root);
         }
 
         if (CheckDeletes(lcs.Root))
@@ -261,6 +262,7 @@ public sealed partial class MeldOperator
 
         root = ApplyDeletes(lcs.Root, root);
         MarkGrafted(root);
+        root = Publish(root);
         _outcome.Committed = true;
         return root;
     }
