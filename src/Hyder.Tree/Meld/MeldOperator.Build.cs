@@ -14,47 +14,24 @@ public sealed partial class MeldOperator
     /// version, which is what lets <see cref="Node.Source"/> name the node a graft replaces and
     /// guarantees that a displaced node never comes back (docs/meld.md, "Reclaiming nodes").
     /// </remarks>
-    private Node? Publish(Node? root)
+    private Node? Publish(Node? root) => _apply && !_intentionMode ? PublishEdge(root) : root;
+
+    /// <summary>What the new state keeps at one pointer of the merged tree.</summary>
+    private Node? PublishEdge(Node? c)
     {
-        if (root is null || !_apply || _intentionMode)
+        if (c is null)
         {
-            return root;
+            return null;
         }
 
-        if (IsFresh(root))
+        if (IsFresh(c))
         {
-            PublishFresh(root);
-            return root;
+            c.Left = PublishEdge(c.Left);
+            c.Right = PublishEdge(c.Right);
+            return c;
         }
 
-        return Inside(root) ? PublishChild(root) : root;
-    }
-
-    private void PublishFresh(Node f)
-    {
-        if (f.Left is { } left)
-        {
-            if (IsFresh(left))
-            {
-                PublishFresh(left);
-            }
-            else if (Inside(left))
-            {
-                f.Left = PublishChild(left);
-            }
-        }
-
-        if (f.Right is { } right)
-        {
-            if (IsFresh(right))
-            {
-                PublishFresh(right);
-            }
-            else if (Inside(right))
-            {
-                f.Right = PublishChild(right);
-            }
-        }
+        return Inside(c) ? PublishChild(c) : c;
     }
 
     /// <summary>Publishes an intention node the new state references; returns what the state keeps.</summary>
