@@ -20,7 +20,7 @@ public sealed class ReferencePipeline
     private readonly MeldOperator[] _premeld;
     private readonly int _distance;
     private readonly Queue<(long Ordinal, DatabaseState State)> _retained = new();
-    private readonly long _start;
+    private readonly PremeldSchedule _schedule;
 
     /// <summary>Creates the pipeline over <paramref name="database"/> (whose final meld has thread id 0).</summary>
     /// <param name="database">The database whose final meld this pipeline feeds.</param>
@@ -46,10 +46,10 @@ public sealed class ReferencePipeline
 
         // Premeld inputs start at the state this pipeline starts from: an intention whose turn
         // names an older state is not premelded (the same on every server that starts here).
-        _start = database.LastAppended;
+        _schedule = new PremeldSchedule(premeldThreads, distance, database.LastAppended);
         if (premeldThreads > 0)
         {
-            _retained.Enqueue((_start, database.PinCurrent()));
+            _retained.Enqueue((_schedule.Start, database.PinCurrent()));
         }
     }
 
@@ -66,15 +66,13 @@ public sealed class ReferencePipeline
     {
         ArgumentNullException.ThrowIfNull(intention);
         var v = intention.Ordinal;
-        var t = _premeld.Length;
         MeldOutcome outcome;
-        var m = v - ((long)t * _distance) - 1;
         DatabaseState? input = null;
-        if (t > 0 && m > intention.SnapshotSequence && m >= _start)
+        var m = _schedule.InputOf(v);
+        if (_schedule.Retains(m))
         {
-            // When everything between the snapshot and m aborted, the input is the snapshot itself.
             input = StateAsOf(m);
-            if (input.Sequence <= intention.SnapshotSequence)
+            if (!_schedule.Applies(v, intention.SnapshotSequence, input))
             {
                 input = null;
             }
@@ -82,7 +80,7 @@ public sealed class ReferencePipeline
 
         if (input is not null)
         {
-            var pre = _premeld[(int)(v % t)].Premeld(intention, input, out var refreshed);
+            var pre = _premeld[_schedule.ThreadOf(v)].Premeld(intention, input, out var refreshed);
             Premelded++;
             if (refreshed is null)
             {

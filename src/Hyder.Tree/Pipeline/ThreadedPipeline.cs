@@ -1,0 +1,364 @@
+using System.Runtime.ExceptionServices;
+using Hyder.Tree.Meld;
+using Hyder.Tree.Memory;
+
+namespace Hyder.Tree.Pipeline;
+
+/// <summary>The pipeline stages a delay can be injected into (tests).</summary>
+public enum PipelineStage
+{
+    /// <summary>A premeld thread, before it premelds an intention.</summary>
+    Premeld,
+
+    /// <summary>The final-meld thread, before it melds an intention.</summary>
+    FinalMeld,
+}
+
+/// <summary>
+/// The meld pipeline on its own threads (Hyder II §3-§5): t premeld threads and one final-meld
+/// thread. Every computation is the one <see cref="ReferencePipeline"/> performs, in the same
+/// order per thread, so the states and ephemeral ids are byte-identical whatever the timing.
+/// </summary>
+/// <remarks>
+/// <para>Intentions are submitted in log order by one producer. Intention v goes to premeld
+/// thread v mod t, which waits until final meld has produced the state after v − t·d − 1; final
+/// meld takes the results in log order. A stage whose input is not ready spins briefly, then
+/// yields, then sleeps (<see cref="SpinWait"/>): on this 2-core machine the stages outnumber the
+/// cores, and pure spinning would starve the stage it waits for.</para>
+/// <para>Hand-offs are single-producer, single-consumer slots: a value, then a volatile write of
+/// its ordinal. The state after ordinal m is pinned by final meld and released by the premeld of
+/// m + t·d + 1; the states ring holds t·d + 2 of them, which is enough because final meld cannot
+/// pass that intention before its premeld has run.</para>
+/// </remarks>
+public sealed class ThreadedPipeline : IDisposable
+{
+    private readonly Database _database;
+    private readonly MeldOperator[] _premeld;
+    private readonly PremeldSchedule _schedule;
+    private readonly Action<PipelineStage, long>? _delay;
+    private readonly Action<long, MeldOutcome, DatabaseState>? _melded;
+
+    private readonly Intention?[][] _inputs;
+    private readonly long[][] _inputOrdinals;
+    private readonly Intention?[] _results;
+    private readonly MeldOutcome[] _premeldAborts;
+    private readonly long[] _resultOrdinals;
+    private readonly DatabaseState?[] _states;
+    private readonly long[] _stateOrdinals;
+    private readonly Thread[] _threads;
+
+    private long _lastSubmitted;
+    private long _lastMelded;
+    private long _end = long.MaxValue;
+    private volatile bool _stopping;
+    private ExceptionDispatchInfo? _failure;
+
+    /// <summary>Starts the stage threads.</summary>
+    /// <param name="database">The database whose final meld (stage thread id 0) this pipeline drives.</param>
+    /// <param name="premeldThreads">t (0 turns premeld off).</param>
+    /// <param name="distance">d, the premeld distance.</param>
+    /// <param name="window">Intentions submitted but not yet melded, at most.</param>
+    /// <param name="delay">Called before each stage step (tests inject delays here).</param>
+    /// <param name="melded">Called on the final-meld thread after each intention, with the new current state.</param>
+    /// <param name="startOrder">The order the threads start in (index t is final meld); null for 0..t.</param>
+    public ThreadedPipeline(
+        Database database,
+        int premeldThreads,
+        int distance,
+        int window = 1024,
+        Action<PipelineStage, long>? delay = null,
+        Action<long, MeldOutcome, DatabaseState>? melded = null,
+        IReadOnlyList<int>? startOrder = null)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(premeldThreads);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(premeldThreads, 254);
+        ArgumentOutOfRangeException.ThrowIfNegative(distance);
+        ArgumentOutOfRangeException.ThrowIfLessThan(window, 1);
+        if (database.FinalMeld.ThreadId != 0)
+        {
+            ThrowHelper.ThrowArgument(nameof(database), "the final meld must have stage thread id 0; premeld threads use 1..t");
+        }
+
+        _database = database;
+        _delay = delay;
+        _melded = melded;
+        _schedule = new PremeldSchedule(premeldThreads, distance, database.LastAppended);
+        _lastSubmitted = _lastMelded = _schedule.Start;
+        _premeld = new MeldOperator[premeldThreads];
+        var lanes = Math.Max(premeldThreads, 1);
+        _inputs = new Intention?[lanes][];
+        _inputOrdinals = new long[lanes][];
+        for (var i = 0; i < lanes; i++)
+        {
+            _inputs[i] = new Intention?[window];
+            _inputOrdinals[i] = new long[window];
+            if (i < premeldThreads)
+            {
+                _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity));
+            }
+        }
+
+        _results = new Intention?[window];
+        _premeldAborts = new MeldOutcome[window];
+        _resultOrdinals = new long[window];
+        Array.Fill(_resultOrdinals, -1);
+        foreach (var lane in _inputOrdinals)
+        {
+            Array.Fill(lane, -1);
+        }
+
+        var ring = (premeldThreads * distance) + 2;
+        _states = new DatabaseState?[ring];
+        _stateOrdinals = new long[ring];
+        Array.Fill(_stateOrdinals, -1);
+        if (premeldThreads > 0)
+        {
+            Publish(_schedule.Start, database.PinCurrent());
+        }
+
+        _threads = new Thread[premeldThreads + 1];
+        for (var i = 0; i < premeldThreads; i++)
+        {
+            var lane = i;
+            _threads[i] = new Thread(() => Run(() => PremeldLoop(lane))) { IsBackground = true, Name = $"premeld-{i + 1}" };
+        }
+
+        _threads[premeldThreads] = new Thread(() => Run(FinalLoop)) { IsBackground = true, Name = "final-meld" };
+        foreach (var i in startOrder ?? Enumerable.Range(0, _threads.Length).ToArray())
+        {
+            _threads[i].Start();
+        }
+    }
+
+    /// <summary>The premeld operators (their counters are premeld's statistics).</summary>
+    public IReadOnlyList<MeldOperator> PremeldOperators => _premeld;
+
+    /// <summary>The ordinal of the last intention final meld has finished.</summary>
+    public long LastMelded => Volatile.Read(ref _lastMelded);
+
+    /// <summary>
+    /// Hands the next appended intention to the pipeline (one producer, log order). Waits while
+    /// the window is full.
+    /// </summary>
+    public void Submit(Intention intention)
+    {
+        ArgumentNullException.ThrowIfNull(intention);
+        var v = intention.Ordinal;
+        if (v != _lastSubmitted + 1)
+        {
+            ThrowHelper.ThrowInvalidOperation($"{intention} submitted out of order: the next is #{_lastSubmitted + 1}");
+        }
+
+        var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
+        var slot = (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length);
+        var spin = default(SpinWait);
+        while (v - Volatile.Read(ref _lastMelded) > _results.Length || Volatile.Read(ref _inputOrdinals[lane][slot]) >= 0)
+        {
+            ThrowIfFailed();
+            spin.SpinOnce(sleep1Threshold: 20);
+        }
+
+        _inputs[lane][slot] = intention;
+        Volatile.Write(ref _inputOrdinals[lane][slot], v);
+        _lastSubmitted = v;
+    }
+
+    /// <summary>Waits until final meld has finished intention <paramref name="ordinal"/>.</summary>
+    public void WaitFor(long ordinal)
+    {
+        var spin = default(SpinWait);
+        while (Volatile.Read(ref _lastMelded) < ordinal)
+        {
+            ThrowIfFailed();
+            spin.SpinOnce(sleep1Threshold: 20);
+        }
+    }
+
+    /// <summary>Finishes everything submitted, stops the threads and releases the states they hold.</summary>
+    public void Dispose()
+    {
+        Volatile.Write(ref _end, _lastSubmitted);
+        foreach (var t in _threads)
+        {
+            t.Join();
+        }
+
+        for (var i = 0; i < _states.Length; i++)
+        {
+            if (_states[i] is { } s)
+            {
+                _database.Release(s);
+                _states[i] = null;
+            }
+        }
+
+        _failure?.Throw();
+    }
+
+    private void Run(Action loop)
+    {
+        try
+        {
+            loop();
+        }
+        catch (Exception e)
+        {
+            Interlocked.CompareExchange(ref _failure, ExceptionDispatchInfo.Capture(e), null);
+            _stopping = true;
+        }
+    }
+
+    private void ThrowIfFailed()
+    {
+        if (_stopping)
+        {
+            _failure?.Throw();
+            ThrowHelper.ThrowInvalidOperation("the pipeline has stopped");
+        }
+    }
+
+    private void PremeldLoop(int lane)
+    {
+        var op = _premeld[lane];
+        var inputs = _inputs[lane];
+        var ordinals = _inputOrdinals[lane];
+        var t = _premeld.Length;
+        for (var v = FirstOrdinalOf(lane); !_stopping; v += t)
+        {
+            var slot = (int)(v / t % inputs.Length);
+            if (!WaitUntil(ref ordinals[slot], v, v))
+            {
+                return;
+            }
+
+            var intention = inputs[slot]!;
+            inputs[slot] = null;
+            Volatile.Write(ref ordinals[slot], -1);
+            _delay?.Invoke(PipelineStage.Premeld, v);
+
+            var m = _schedule.InputOf(v);
+            Intention? result = intention;
+            var abort = default(MeldOutcome);
+            if (_schedule.Retains(m))
+            {
+                var stateSlot = (int)(m % _states.Length);
+                if (!WaitUntil(ref _stateOrdinals[stateSlot], m, v))
+                {
+                    return;
+                }
+
+                var input = _states[stateSlot]!;
+                if (_schedule.Applies(v, intention.SnapshotSequence, input))
+                {
+                    abort = op.Premeld(intention, input, out result);
+                }
+
+                _states[stateSlot] = null;
+                _database.Release(input);
+            }
+
+            var r = (int)(v % _results.Length);
+            _results[r] = result;
+            _premeldAborts[r] = abort;
+            Volatile.Write(ref _resultOrdinals[r], v);
+        }
+    }
+
+    private long FirstOrdinalOf(int lane)
+    {
+        var t = _premeld.Length;
+        var v = _schedule.Start + 1;
+        while (v % t != lane)
+        {
+            v++;
+        }
+
+        return v;
+    }
+
+    private void FinalLoop()
+    {
+        var t = _premeld.Length;
+        for (var v = _schedule.Start + 1; !_stopping; v++)
+        {
+            Intention? intention;
+            MeldOutcome outcome;
+            if (t == 0)
+            {
+                var slot = (int)(v % _inputs[0].Length);
+                if (!WaitUntil(ref _inputOrdinals[0][slot], v, v))
+                {
+                    return;
+                }
+
+                intention = _inputs[0][slot];
+                _inputs[0][slot] = null;
+                Volatile.Write(ref _inputOrdinals[0][slot], -1);
+                outcome = default;
+            }
+            else
+            {
+                var r = (int)(v % _results.Length);
+                if (!WaitUntil(ref _resultOrdinals[r], v, v))
+                {
+                    return;
+                }
+
+                intention = _results[r];
+                outcome = _premeldAborts[r];
+                _results[r] = null;
+                Volatile.Write(ref _resultOrdinals[r], -1);
+            }
+
+            _delay?.Invoke(PipelineStage.FinalMeld, v);
+            if (intention is null)
+            {
+                _database.Skip(v);
+            }
+            else
+            {
+                outcome = _database.Meld(intention);
+            }
+
+            if (t > 0)
+            {
+                Publish(v, _database.PinCurrent());
+            }
+
+            _melded?.Invoke(v, outcome, _database.Current);
+            Volatile.Write(ref _lastMelded, v);
+        }
+    }
+
+    private void Publish(long ordinal, DatabaseState state)
+    {
+        var slot = (int)(ordinal % _states.Length);
+        if (_states[slot] is not null)
+        {
+            ThrowHelper.ThrowInvariant($"the state after #{ordinal - _states.Length} was never taken by its premeld");
+        }
+
+        _states[slot] = state;
+        Volatile.Write(ref _stateOrdinals[slot], ordinal);
+    }
+
+    /// <summary>
+    /// Waits until <paramref name="cell"/> holds <paramref name="expected"/>; false when the
+    /// pipeline stops first or intention <paramref name="ordinal"/> will never come.
+    /// </summary>
+    private bool WaitUntil(ref long cell, long expected, long ordinal)
+    {
+        var spin = default(SpinWait);
+        while (Volatile.Read(ref cell) != expected)
+        {
+            if (_stopping || ordinal > Volatile.Read(ref _end))
+            {
+                return false;
+            }
+
+            spin.SpinOnce(sleep1Threshold: 20);
+        }
+
+        return true;
+    }
+}
