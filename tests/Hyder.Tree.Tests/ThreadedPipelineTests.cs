@@ -14,7 +14,7 @@ namespace Hyder.Tree.Tests;
 /// </summary>
 public sealed class ThreadedPipelineTests
 {
-    private sealed record Run(IReadOnlyDictionary<long, ulong> Hashes, IReadOnlyDictionary<long, string> Outcomes, string Contents);
+    private sealed record Run(IReadOnlyDictionary<long, ulong> Hashes, IReadOnlyDictionary<long, string> Outcomes, string Contents, Database Database);
 
     private static Run Drive(int seed, int t, int d, int transactions, int? delaySeed)
     {
@@ -103,7 +103,7 @@ public sealed class ThreadedPipelineTests
             }
         }
 
-        return new Run(hashes, outcomes, contents);
+        return new Run(hashes, outcomes, contents, db);
     }
 
     private static void Delay(int seed, PipelineStage stage, long v)
@@ -137,6 +137,23 @@ public sealed class ThreadedPipelineTests
                 Assert.Equal(expected.Outcomes[v], actual.Outcomes[v]);
             }
         }
+    }
+
+    [Fact]
+    public void ALongThreadedRunReleasesEveryStateItRetained()
+    {
+        var run = Drive(21, 4, 5, 2000, delaySeed: 3);
+        var db = run.Database;
+        Assert.Equal(0, db.Current.Pins);
+        using (var tx = db.Begin())
+        {
+            tx.Put([0x7F, 0x7F], [1]);
+            Assert.True(db.Commit(tx).Committed);
+        }
+
+        Assert.Equal(1, db.RetainedStates);
+        Assert.True(db.MeldPool.Count <= Memory.NodePool.DefaultCapacity);
+        Assert.True(db.MeldPool.Returned > 0);
     }
 
     [Fact]
