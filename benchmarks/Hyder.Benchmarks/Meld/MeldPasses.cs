@@ -37,6 +37,23 @@ public static class MeldPasses
         return commits;
     }
 
+    /// <summary>Decides every intention against its state with meld building nothing (the fair counterpart of brute force).</summary>
+    public static int Decide(MeldLog log, MeldOperator op)
+    {
+        var intentions = log.Intentions;
+        var states = log.States;
+        var commits = 0;
+        for (var i = 0; i < intentions.Length; i++)
+        {
+            if (op.Decide(intentions[i], states[i]).Committed)
+            {
+                commits++;
+            }
+        }
+
+        return commits;
+    }
+
     /// <summary>Validates the whole log <paramref name="times"/> times with the brute-force validator.</summary>
     public static int BruteForce(MeldLog log, BruteForceValidator validator, int times)
     {

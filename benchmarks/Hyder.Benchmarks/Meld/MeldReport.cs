@@ -40,7 +40,7 @@ public static class MeldReport
             var r = Measure(workloads[i], repetitions, minimum);
             results.Add(r);
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"[{i + 1,3}/{workloads.Count}] {r.Workload.Name,-26} {r.Meld.Median,12:N0} melds/s (cpu {r.Meld.CpuMedian,12:N0})  bf {r.BruteForce.Median,10:N0}/s  x{r.Speedup,4:F1}  visited {r.Counts.NodesPerMeld,6:F1}  eph {r.Counts.EphemeralPerMeld,5:F1}  abort {r.Counts.AbortRate,6:P1}  {r.MeldBytes:F2} B/meld  ({clock.Elapsed:mm\\:ss})"));
+                $"[{i + 1,3}/{workloads.Count}] {r.Workload.Name,-26} {r.Meld.Median,12:N0} melds/s (cpu {r.Meld.CpuMedian,12:N0})  bf {r.BruteForce.Median,10:N0}/s  x{r.Speedup,4:F1}  decide x{r.DecideSpeedup,4:F1}  visited {r.Counts.NodesPerMeld,6:F1}  eph {r.Counts.EphemeralPerMeld,5:F1}  abort {r.Counts.AbortRate,6:P1}  {r.MeldBytes:F2} B/meld  ({clock.Elapsed:mm\\:ss})"));
         }
 
         run = run with { LoadAfter = MachineInfo.LoadAverage(), Elapsed = clock.Elapsed };
@@ -77,9 +77,11 @@ public static class MeldReport
         int MeldPass() => MeldPasses.Meld(log, op);
         int BrutePass() => MeldPasses.BruteForce(log, validator);
         var (meld, brute) = MeldTiming.Alternating(MeldPass, BrutePass, log.Count, repetitions, minimum);
+        int DecidePass() => MeldPasses.Decide(log, op);
+        var (decide, bruteBeside) = MeldTiming.Alternating(DecidePass, BrutePass, log.Count, repetitions, minimum);
         var meldBytes = MeldTiming.BytesPerOperation(MeldPass, log.Count);
         var bruteBytes = MeldTiming.BytesPerOperation(BrutePass, log.Count);
-        return new MeldResult(w, log.ReadShare, log.ReadOnlyDropped, counts, meld, brute, meldBytes, bruteBytes);
+        return new MeldResult(w, log.ReadShare, log.ReadOnlyDropped, counts, meld, brute, meldBytes, bruteBytes, decide, bruteBeside);
     }
 
     private static string? Option(string[] args, string name)

@@ -92,6 +92,11 @@ public static partial class MeldReportWriter
         Matrix(sb, "size", (s, d) => Find(byName, MeldMix.ReadUpdate, Small, s, d, 50), r => F(r.Speedup, "F2"));
         sb.Append("ri, asymmetric case:\n\n");
         Matrix(sb, "size", (s, d) => Find(byName, MeldMix.ReadInsert, Small, s, d, 50), r => F(r.Speedup, "F2"));
+        sb.Append("The brute-force validator decides only and builds no tree, so the tables above favour it. Meld deciding only (`MeldOperator.Decide`: ");
+        sb.Append("the same recursion making no ephemeral node, the paper's MeldNoEphem) ÷ brute force, timed alternately, rw:\n\n");
+        Matrix(sb, "size", (s, d) => Find(byName, MeldMix.ReadUpdate, Small, s, d, 50), r => F(r.DecideSpeedup, "F2"));
+        sb.Append("ri:\n\n");
+        Matrix(sb, "size", (s, d) => Find(byName, MeldMix.ReadInsert, Small, s, d, 50), r => F(r.DecideSpeedup, "F2"));
         sb.Append("Brute-force validations per second and nodes visited per intention, rw:\n\n");
         Matrix(sb, "size", (s, d) => Find(byName, MeldMix.ReadUpdate, Small, s, d, 50), r => $"{Rate(r.BruteForce.Median)} ({F(r.Counts.BruteForceNodesPerMeld, "F0")})");
     }

@@ -87,6 +87,10 @@ public static partial class MeldReportWriter
             var hi = set.Max(r => r.Speedup);
             var range = $"{F(lo, "F2")}x – {F(hi, "F2")}x";
             sb.Append(s_inv, $"| meld ÷ brute force, rw and ri, 2-32 ops, {(hot ? "cache-resident" : "streaming")} | ≥ 3x | ≈ 2x | {(hot ? "" : range)} | {(hot ? range : "")} | {(lo >= 3 ? "yes" : hi >= 3 ? "only at some sizes" : "no")} |\n");
+            var dlo = set.Min(r => r.DecideSpeedup);
+            var dhi = set.Max(r => r.DecideSpeedup);
+            var drange = $"{F(dlo, "F2")}x – {F(dhi, "F2")}x";
+            sb.Append(s_inv, $"| meld deciding only ÷ brute force (both build nothing), {(hot ? "cache-resident" : "streaming")} | ≥ 3x | – | {(hot ? "" : drange)} | {(hot ? drange : "")} | {(dlo >= 3 ? "yes" : dhi >= 3 ? "only at some sizes" : "no")} |\n");
         }
 
         sb.Append(s_inv, $"| bytes allocated per meld, worst configuration | 0 | – | {F(maxBytes, "F2")} | | {(maxBytes < 0.5 ? "yes" : "no")} |\n\n");

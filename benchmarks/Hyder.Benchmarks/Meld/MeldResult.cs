@@ -9,6 +9,8 @@ namespace Hyder.Benchmarks.Meld;
 /// <param name="BruteForce">Brute-force validations per second.</param>
 /// <param name="MeldBytes">Bytes allocated per trial meld.</param>
 /// <param name="BruteForceBytes">Bytes allocated per brute-force validation.</param>
+/// <param name="Decide">Decide-only melds per second (nothing built), timed alternately with brute force.</param>
+/// <param name="BruteForceBeside">Brute-force validations per second in the same alternation as <paramref name="Decide"/>.</param>
 public sealed record MeldResult(
     MeldWorkload Workload,
     double ReadShare,
@@ -17,8 +19,13 @@ public sealed record MeldResult(
     Throughput Meld,
     Throughput BruteForce,
     double MeldBytes,
-    double BruteForceBytes)
+    double BruteForceBytes,
+    Throughput Decide,
+    Throughput BruteForceBeside)
 {
+    /// <summary>Decide-only meld over brute force: both decide and build nothing.</summary>
+    public double DecideSpeedup => Decide.Median / BruteForceBeside.Median;
+
     /// <summary>Meld throughput over brute-force throughput (Stopwatch medians, measured alternately).</summary>
     public double Speedup => Meld.Median / BruteForce.Median;
 

@@ -29,6 +29,7 @@ public sealed partial class MeldOperator
     private long _ownerHigh;
     private bool _apply;
     private bool _intentionMode;
+    private bool _decideOnly;
     private bool _deferred;
     private readonly List<KeyRange> _movedRanges = [];
     private MeldOutcome _outcome;
@@ -113,6 +114,27 @@ public sealed partial class MeldOperator
         _fresh.ReturnAllTo(_pool);
         _displaced.Clear();
         _sequence = _sequenceAtStart;
+        Counters.Add(_outcome);
+        return _outcome;
+    }
+
+    /// <summary>
+    /// Decides whether the intention commits, building nothing: the whole recursion in the paper's
+    /// <c>MeldNoEphem</c> mode. Same decision as <see cref="Apply"/>; the fair counterpart of the
+    /// brute-force validator, which decides only too.
+    /// </summary>
+    public MeldOutcome Decide(Intention intention, DatabaseState lcs)
+    {
+        _decideOnly = true;
+        try
+        {
+            Run(intention, lcs, apply: false, intentionMode: false, out _);
+        }
+        finally
+        {
+            _decideOnly = false;
+        }
+
         Counters.Add(_outcome);
         return _outcome;
     }
@@ -255,9 +277,15 @@ public sealed partial class MeldOperator
             }
         }
 
-        if (Meld(lcs.Root, i.Root, KeyRange.All, build: true, out var root))
+        if (Meld(lcs.Root, i.Root, KeyRange.All, build: !_decideOnly, out var root))
         {
             return null;
+        }
+
+        if (_decideOnly)
+        {
+            _outcome.Committed = true;
+            return lcs.Root;
         }
 
         root = ApplyDeletes(lcs.Root, root);

@@ -58,6 +58,11 @@ internal static class LogSimulation
 
     private static Meld.BruteForceValidator s_bruteForce => t_bruteForce ??= new();
 
+    [ThreadStatic]
+    private static Meld.MeldOperator? t_decider;
+
+    private static Meld.MeldOperator s_decider => t_decider ??= new(9, new Memory.NodePool(16));
+
     public static SimulationResult Run(SimulationConfig cfg, bool checkEveryState = true)
     {
         var rng = new Random(cfg.Seed);
@@ -187,9 +192,15 @@ internal static class LogSimulation
                 var ordinal = intention.Ordinal;
                 var expectCommit = OracleValidator.Commits(rec, model, ordinal, out var reason);
                 var bruteForce = s_bruteForce.Validate(intention, db.Current);
+                var decided = s_decider.Decide(intention, db.Current);
                 var premeldedBefore = pipeline?.Premelded ?? 0;
                 var outcome = pipeline is null ? db.Meld(intention) : pipeline.Process(intention);
                 var wasPremelded = (pipeline?.Premelded ?? 0) != premeldedBefore;
+                if (decided.Committed != bruteForce.Committed)
+                {
+                    Fail(cfg, t, log, $"decide-only meld {decided}, the engine's brute-force validator {bruteForce}");
+                }
+
                 if (bruteForce.Committed != outcome.Committed)
                 {
                     Fail(cfg, t, log, $"meld {outcome}{(wasPremelded ? " (premelded)" : "")}, the engine's brute-force validator {bruteForce}");
