@@ -59,6 +59,12 @@ public sealed class ReferencePipeline
     /// <summary>Final-meld outcomes of intentions that premeld changed, and premeld aborts.</summary>
     public long Premelded { get; private set; }
 
+    /// <summary><see cref="System.Diagnostics.Stopwatch"/> ticks spent in final meld (the sequential stage).</summary>
+    public long FinalMeldTicks { get; private set; }
+
+    /// <summary><see cref="System.Diagnostics.Stopwatch"/> ticks spent in premeld.</summary>
+    public long PremeldTicks { get; private set; }
+
     /// <summary>
     /// Runs the next appended intention through premeld (when its turn says so) and final meld.
     /// </summary>
@@ -80,7 +86,9 @@ public sealed class ReferencePipeline
 
         if (input is not null)
         {
+            var started = System.Diagnostics.Stopwatch.GetTimestamp();
             var pre = _premeld[_schedule.ThreadOf(v)].Premeld(intention, input, out var refreshed);
+            PremeldTicks += System.Diagnostics.Stopwatch.GetTimestamp() - started;
             Premelded++;
             if (refreshed is null)
             {
@@ -89,15 +97,23 @@ public sealed class ReferencePipeline
             }
             else
             {
-                outcome = _database.Meld(refreshed);
+                outcome = TimedMeld(refreshed);
             }
         }
         else
         {
-            outcome = _database.Meld(intention);
+            outcome = TimedMeld(intention);
         }
 
         Retain(v);
+        return outcome;
+    }
+
+    private MeldOutcome TimedMeld(Intention intention)
+    {
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        var outcome = _database.Meld(intention);
+        FinalMeldTicks += System.Diagnostics.Stopwatch.GetTimestamp() - started;
         return outcome;
     }
 
