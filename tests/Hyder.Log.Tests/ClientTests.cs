@@ -1,5 +1,9 @@
+using Hyder.Log.Admin;
+using Hyder.Log.Client;
 using Hyder.Log.Embedded;
+using Hyder.Log.Layout;
 using Hyder.Log.Sequencing;
+using Hyder.Log.Units;
 using Xunit;
 
 namespace Hyder.Log.Tests;
@@ -257,6 +261,58 @@ public sealed class ClientTests
         var addresses = await Task.WhenAll(Enumerable.Range(0, 300).Select(i => Task.Run(() => client.AppendAsync(Block(i)).AsTask())));
         Assert.Equal(Enumerable.Range(0, 300).Select(i => (long)i), addresses.Order());
         Assert.InRange(client.TokenRequests, 1, 150);
+    }
+
+    /// <summary>Answers tokens from <paramref name="inner"/>, but holds the next answer until released (a slow network).</summary>
+    private sealed class HeldSequencer(ISequencer inner) : ISequencer
+    {
+        private readonly TaskCompletionSource _handedOut = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly TaskCompletionSource _release = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task HandedOut => _handedOut.Task;
+
+        public void Release() => _release.TrySetResult();
+
+        public async ValueTask<TokenReply> NextAsync(long epoch, int count, CancellationToken cancellationToken = default)
+        {
+            var reply = await inner.NextAsync(epoch, count, cancellationToken);
+            _handedOut.TrySetResult();
+            await _release.Task.WaitAsync(cancellationToken);
+            return reply;
+        }
+
+        public ValueTask<TokenReply> ResetAsync(long epoch, long next, CancellationToken cancellationToken = default) =>
+            inner.ResetAsync(epoch, next, cancellationToken);
+    }
+
+    [Fact]
+    public async Task ATokenOfAnOlderEpochThatNeverLandedIsNotReusedInTheNewEpoch()
+    {
+        // The shrunk counterexample of RestartedSequencerNeverHandsOutAnAddressTwice: an append
+        // holds a token of epoch 1 while the sequencer restarts. Nothing was written, so the new
+        // sequencer starts at the same address and hands it to another append of the same bytes.
+        var connector = new InProcessConnector();
+        using var unit = LogUnit.Open(new LogUnitOptions { BlockSize = 64 });
+        connector.Add("u", unit);
+        var held = new HeldSequencer(new Sequencer());
+        connector.Add("s", held);
+        var store = new MemoryProjectionStore();
+        var admin = new LogAdmin(store, connector);
+        await admin.BootstrapAsync(new Projection { Epoch = 1, BlockSize = 64, Sequencer = "s", Ranges = [new LayoutRange { Start = 0, Chains = [["u"]] }] });
+        await using var slow = await LogClient.ConnectAsync(store, connector);
+        var block = new byte[] { 1, 2, 3 };
+        var first = slow.AppendAsync(block).AsTask();
+        await held.HandedOut;
+
+        connector.Add("s", new Sequencer());
+        await admin.NewEpochAsync();
+        await using var other = await LogClient.ConnectAsync(store, connector);
+        Assert.Equal(0, await other.AppendAsync(block));
+
+        // The head turns the held token's write away as stale: the address is no longer the
+        // slow append's, even though the block now there has the same bytes.
+        held.Release();
+        Assert.Equal(1, await first);
     }
 
     [Fact]

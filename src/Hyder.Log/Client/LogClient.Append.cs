@@ -40,8 +40,10 @@ public sealed partial class LogClient
                 continue;
             }
 
-            // The token stays ours through reconfigurations: retry the same address until the
-            // chain has the block or someone else's block or fill took the address.
+            // Once the head may hold our block (it accepted the write or did not answer), the token
+            // stays ours through reconfigurations: a sealed head counts the address, so the new
+            // sequencer starts above it. Retry the same address until the chain has the block or
+            // someone else's block or fill took the address.
             var retry = false;
             while (true)
             {
@@ -74,6 +76,12 @@ public sealed partial class LogClient
                         // Further down, a reader or filler completed the chain with the head's block: ours.
                         LogStatus.Written => ChainOutcome.Done,
                         LogStatus.Trimmed => ChainOutcome.Taken,
+
+                        // The head turned our first write away: no unit holds the block, the seal
+                        // did not count the address, and the new epoch's sequencer may hand it out
+                        // again. The token is void (invariant 7); retrying it would take the address
+                        // from its new owner whenever the two blocks are equal.
+                        LogStatus.StaleEpoch when i == 0 && !retry => ChainOutcome.Void,
                         LogStatus.StaleEpoch => ChainOutcome.Retry,
                         _ => throw new SharedLogException(reply.Status, address, $"Writing address {address} failed: {reply.Status}."),
                     };
@@ -86,6 +94,13 @@ public sealed partial class LogClient
 
                 if (outcome == ChainOutcome.Taken)
                 {
+                    break;
+                }
+
+                if (outcome == ChainOutcome.Void)
+                {
+                    // Move to the new projection first, or the old sequencer may answer again.
+                    await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);
                     break;
                 }
 
@@ -119,5 +134,8 @@ public sealed partial class LogClient
         Done,
         Taken,
         Retry,
+
+        /// <summary>The token's epoch is over and no unit took our write: get a new token.</summary>
+        Void,
     }
 }
