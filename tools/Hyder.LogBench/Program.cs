@@ -8,7 +8,42 @@ using Hyder.LogBench;
 // Loopback appends/s through client -> sequencer -> chain of real unit processes.
 //   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
 //       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded] [--batch-tokens]
-var settings = Settings.Parse(args);
+const string Usage = """
+    Hyder.LogBench: appends/s of fixed-size blocks through client -> sequencer -> chain of log units on loopback.
+
+    usage: dotnet run -c Release --project tools/Hyder.LogBench -- [options]
+      --clients N        concurrent appends (default 64)
+      --seconds N        measured seconds (default 10)
+      --warmup N         warm-up seconds before measuring (default 2)
+      --replicas N       units per chain (default 2)
+      --chains N         chains the log is striped over (default 1)
+      --block-size N     block size in bytes (default 8192)
+      --fsync group|none group commit (durable, default) or no fsync
+      --tokens           also measure sequencer tokens/s
+      --embedded         units, sequencer and client in this process (no sockets)
+      --batch-tokens     let overlapping appends share one token request
+      --help             this text
+    """;
+
+if (args.Contains("--help") || args.Contains("-h"))
+{
+    Console.WriteLine(Usage);
+    return;
+}
+
+Settings settings;
+try
+{
+    settings = Settings.Parse(args);
+}
+catch (Exception e) when (e is ArgumentException or FormatException or IndexOutOfRangeException)
+{
+    Console.Error.WriteLine($"error: {(e is IndexOutOfRangeException ? "an option is missing its value" : e.Message)}");
+    Console.Error.WriteLine(Usage);
+    Environment.ExitCode = 2;
+    return;
+}
+
 var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
@@ -118,11 +153,18 @@ internal sealed class Settings
                 case "--replicas": s.Replicas = NextInt(); break;
                 case "--chains": s.Chains = NextInt(); break;
                 case "--block-size": s.BlockSize = NextInt(); break;
-                case "--fsync": s.Fsync = Next(); break;
+                case "--fsync":
+                    s.Fsync = Next();
+                    if (s.Fsync is not ("group" or "none"))
+                    {
+                        throw new ArgumentException($"--fsync must be group or none, not {s.Fsync}.");
+                    }
+
+                    break;
                 case "--tokens": s.Tokens = true; break;
                 case "--embedded": s.Embedded = true; break;
                 case "--batch-tokens": s.BatchTokens = true; break;
-                default: throw new ArgumentException($"Unknown option {args[i]}.");
+                default: throw new ArgumentException($"unknown option {args[i]}.");
             }
         }
 
