@@ -118,9 +118,9 @@ public sealed class Database
         MeldOutcome outcome;
         try
         {
-            if (!intention.IsPremelded)
+            if (!intention.IsValidated)
             {
-                // Premeld output is made here, from an intention that was validated.
+                // Normally done earlier (the pipeline validates on entry, as a deserializer would).
                 IntentionValidator.Validate(intention);
             }
 

@@ -68,6 +68,9 @@ public sealed class Intention
     /// </summary>
     public bool HasDeferredChecks { get; private init; }
 
+    /// <summary>True once <see cref="IntentionValidator"/> accepted it (premeld outputs count as checked).</summary>
+    public bool IsValidated { get; internal set; }
+
     /// <summary>True when premeld produced this intention from the transaction's own.</summary>
     public bool IsPremelded { get; private init; }
 
@@ -79,6 +82,7 @@ public sealed class Intention
             Position = Position,
             ExecutorToken = ExecutorToken,
             IsPremelded = true,
+            IsValidated = true,
             PhantomBase = PhantomBase,
             HasDeferredChecks = deferred,
         };

@@ -26,6 +26,8 @@ public static class IntentionValidator
                 Reject(intention, $"root dependency range {r} is empty");
             }
         }
+
+        intention.IsValidated = true;
     }
 
     /// <returns>The subtree's height.</returns>

@@ -108,6 +108,34 @@ public sealed class BadInputTests
     }
 
     [Fact]
+    public void ThePipelineRejectsABadIntentionInItsTurnAndGoesOn()
+    {
+        var db = Load("a", "b", "c", "d", "e", "f", "g");
+        var pipeline = new Pipeline.ReferencePipeline(db, premeldThreads: 2, distance: 0);
+        var snapshot = db.PinCurrent();
+        var outcomes = new List<MeldOutcome>();
+        for (var i = 0; i < 6; i++)
+        {
+            var tx = db.BeginAt(snapshot);
+            tx.Put(K(((char)('a' + i)).ToString()), K($"v{i}"));
+            var intention = tx.Complete()!;
+            db.Append(intention);
+            if (i == 3)
+            {
+                intention.Root!.Height = 42;
+            }
+
+            outcomes.Add(pipeline.Process(intention));
+        }
+
+        pipeline.ReleaseAll();
+        db.Release(snapshot);
+        Assert.Equal(AbortCause.Rejected, outcomes[3].Cause);
+        Assert.All(outcomes.Where((_, i) => i != 3), o => Assert.True(o.Committed));
+        Assert.Equal("a=v0,b=v1,c=v2,d=d0,e=v4,f=v5,g=g0", Contents(db.Current));
+    }
+
+    [Fact]
     public void TwoServersRejectTheSameIntentionWithTheSameMessage()
     {
         string Reject()

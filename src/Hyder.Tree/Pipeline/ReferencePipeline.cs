@@ -72,6 +72,12 @@ public sealed class ReferencePipeline
     {
         ArgumentNullException.ThrowIfNull(intention);
         var v = intention.Ordinal;
+        if (Rejected(intention) is { } rejected)
+        {
+            Retain(v);
+            return rejected;
+        }
+
         MeldOutcome outcome;
         DatabaseState? input = null;
         var m = _schedule.InputOf(v);
@@ -107,6 +113,25 @@ public sealed class ReferencePipeline
 
         Retain(v);
         return outcome;
+    }
+
+    /// <summary>
+    /// Validates on entry, before any stage uses the intention (what the deserialization stage does
+    /// in a server); a rejected intention aborts in log order like any other.
+    /// </summary>
+    private MeldOutcome? Rejected(Intention intention)
+    {
+        try
+        {
+            IntentionValidator.Validate(intention);
+            return null;
+        }
+        catch (IntentionRejectedException)
+        {
+            // Database.Meld reports the rejection (and releases the pins) exactly as it would
+            // for an intention that was never validated.
+            return _database.Meld(intention);
+        }
     }
 
     private MeldOutcome TimedMeld(Intention intention)

@@ -248,7 +248,7 @@ public sealed class ThreadedPipeline : IDisposable
                 }
 
                 var input = _states[stateSlot]!;
-                if (_schedule.Applies(v, intention.SnapshotSequence, input))
+                if (_schedule.Applies(v, intention.SnapshotSequence, input) && Valid(intention))
                 {
                     abort = op.Premeld(intention, input, out result);
                 }
@@ -261,6 +261,23 @@ public sealed class ThreadedPipeline : IDisposable
             _results[r] = result;
             _premeldAborts[r] = abort;
             Volatile.Write(ref _resultOrdinals[r], v);
+        }
+    }
+
+    /// <summary>
+    /// Validates before premeld uses the intention; a rejected one goes to final meld untouched,
+    /// which rejects it in log order like any server would.
+    /// </summary>
+    private static bool Valid(Intention intention)
+    {
+        try
+        {
+            IntentionValidator.Validate(intention);
+            return true;
+        }
+        catch (IntentionRejectedException)
+        {
+            return false;
         }
     }
 
