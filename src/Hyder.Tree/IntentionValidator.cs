@@ -172,21 +172,7 @@ public static class IntentionValidator
         }
     }
 
-    private static bool Contains(Node? n, byte[] key)
-    {
-        while (n is not null)
-        {
-            var c = Keys.Compare(key, n.Key);
-            if (c == 0)
-            {
-                return true;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return false;
-    }
+    private static bool Contains(Node? n, byte[] key) => Keys.Find(n, key) is not null;
 
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private static void Reject(Intention i, string why) =>

@@ -56,6 +56,33 @@ public static class Keys
     private static int CompareTail(byte[] a, byte[] b) =>
         a.Length <= 8 && b.Length <= 8 ? a.Length.CompareTo(b.Length) : a.AsSpan().SequenceCompareTo(b);
 
+    /// <summary>The node with <paramref name="key"/> in the tree under <paramref name="root"/>, or null.</summary>
+    public static Node? Find(Node? root, byte[] key)
+    {
+        var visits = 0;
+        return Find(root, key, ref visits);
+    }
+
+    /// <summary>The node with <paramref name="key"/> under <paramref name="root"/>, or null, counting the nodes visited.</summary>
+    public static Node? Find(Node? root, byte[] key, ref int visits)
+    {
+        var prefix = Prefix(key);
+        var n = root;
+        while (n is not null)
+        {
+            visits++;
+            var c = Compare(key, prefix, n);
+            if (c == 0)
+            {
+                return n;
+            }
+
+            n = c < 0 ? n.Left : n.Right;
+        }
+
+        return null;
+    }
+
     /// <summary>A readable form of a key for error messages and dumps.</summary>
     public static string Format(ReadOnlySpan<byte> key) => key.Length == 0 ? "<empty>" : Convert.ToHexString(key);
 

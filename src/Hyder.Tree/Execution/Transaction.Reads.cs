@@ -97,23 +97,7 @@ public sealed partial class Transaction
     }
 
     /// <summary>The working tree's node for the key, without copying anything.</summary>
-    private Node? Find(byte[] key)
-    {
-        var n = _root;
-        var prefix = Keys.Prefix(key);
-        while (n is not null)
-        {
-            var c = Keys.Compare(key, prefix, n);
-            if (c == 0)
-            {
-                return n;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return null;
-    }
+    private Node? Find(byte[] key) => Keys.Find(_root, key);
 
     /// <summary>Copies the path to an existing key and marks the node read (DependsOn).</summary>
     private Node MarkRead(byte[] key)

@@ -122,23 +122,7 @@ public sealed class BruteForceValidator
         return (range.High is null || Keys.Compare(range.High, from.Key) > 0) && Inconsistent(from.Right, otherRoot, range);
     }
 
-    private Node? Find(Node? n, byte[] key)
-    {
-        var prefix = Keys.Prefix(key);
-        while (n is not null)
-        {
-            _visited++;
-            var c = Keys.Compare(key, prefix, n);
-            if (c == 0)
-            {
-                return n;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return null;
-    }
+    private Node? Find(Node? n, byte[] key) => Keys.Find(n, key, ref _visited);
 
     private bool Fail(AbortCause cause, byte[] key)
     {

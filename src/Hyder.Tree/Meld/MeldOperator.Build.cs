@@ -63,32 +63,14 @@ public sealed partial class MeldOperator
             x.Source = null;
         }
 
-        var left = x.Left;
-        if (left is not null && Inside(left))
+        if (x.Left is { } left && Inside(left))
         {
-            if (left.SubtreeIsOnlyReadDependent)
-            {
-                x.Left = left.Source;
-                RecycleIntention(left, keepGrafted: false);
-            }
-            else
-            {
-                PublishSubtree(left);
-            }
+            x.Left = PublishChild(left);
         }
 
-        var right = x.Right;
-        if (right is not null && Inside(right))
+        if (x.Right is { } right && Inside(right))
         {
-            if (right.SubtreeIsOnlyReadDependent)
-            {
-                x.Right = right.Source;
-                RecycleIntention(right, keepGrafted: false);
-            }
-            else
-            {
-                PublishSubtree(right);
-            }
+            x.Right = PublishChild(right);
         }
     }
 

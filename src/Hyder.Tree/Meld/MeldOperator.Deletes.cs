@@ -77,21 +77,5 @@ public sealed partial class MeldOperator
     }
 
     /// <summary>The state node with <paramref name="key"/>, or null.</summary>
-    private Node? FindState(Node? n, byte[] key)
-    {
-        var prefix = Keys.Prefix(key);
-        while (n is not null)
-        {
-            _outcome.StateNodesVisited++;
-            var c = Keys.Compare(key, prefix, n);
-            if (c == 0)
-            {
-                return n;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return null;
-    }
+    private Node? FindState(Node? n, byte[] key) => Keys.Find(n, key, ref _outcome.StateNodesVisited);
 }

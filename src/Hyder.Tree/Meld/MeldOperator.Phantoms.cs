@@ -91,21 +91,5 @@ public sealed partial class MeldOperator
     /// The transaction's snapshot's node with <paramref name="key"/>, or null. For a premelded
     /// intention that is still the original snapshot, not the premeld input.
     /// </summary>
-    private Node? FindSnapshot(byte[] key)
-    {
-        var n = _intention.PhantomBase.Root;
-        var prefix = Keys.Prefix(key);
-        while (n is not null)
-        {
-            var c = Keys.Compare(key, prefix, n);
-            if (c == 0)
-            {
-                return n;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return null;
-    }
+    private Node? FindSnapshot(byte[] key) => Keys.Find(_intention.PhantomBase.Root, key);
 }
