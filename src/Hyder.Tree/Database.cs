@@ -29,7 +29,7 @@ public sealed class Database
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
     public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
     {
-        _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity);
+        _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity, new NodeExchange());
         _meld = new MeldOperator(finalMeldThreadId, _meldPool);
         _current = _oldest = new DatabaseState(null, 0);
     }

@@ -81,6 +81,25 @@ public sealed class ReclamationTests
     }
 
     [Fact]
+    public void NodesAThreadFreesReachTheThreadThatMakesThemInBatches()
+    {
+        var exchange = new NodeExchange();
+        var maker = new NodePool(NodeExchange.Reserve * 4, exchange);
+        var freer = new NodePool(NodeExchange.Reserve * 4, exchange);
+        for (var round = 0; round < 20; round++)
+        {
+            var made = Enumerable.Range(0, 600).Select(_ => maker.Rent()).ToList();
+            made.ForEach(freer.Return);
+        }
+
+        // The maker allocated only until the freer's reserve filled; then it ran on batches.
+        Assert.True(maker.Allocated < 600 * 4, $"the maker allocated {maker.Allocated} nodes over 12,000 rents");
+        Assert.True(maker.Taken > 0 && freer.Given > 0);
+        Assert.Equal(0, freer.Dropped);
+        Assert.True(freer.Count <= NodeExchange.Reserve + NodeExchange.BatchSize);
+    }
+
+    [Fact]
     public void AFullPoolLeavesExtraNodesToTheCollector()
     {
         var pool = new NodePool(2);

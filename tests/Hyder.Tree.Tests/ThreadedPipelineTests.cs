@@ -157,6 +157,50 @@ public sealed class ThreadedPipelineTests
     }
 
     [Fact]
+    public void PremeldPoolsStopAllocatingOnceNodesFlowBackFromFinalMeld()
+    {
+        // Premeld makes nodes that final meld frees into its own pool; the exchange brings them
+        // back in batches, so premeld threads allocate only while the pools warm up.
+        var db = new Database();
+        db.BulkLoad([.. Enumerable.Range(0, 4000).Select(i => new KeyValuePair<byte[], byte[]>([(byte)(i >> 8), (byte)i], [1]))]);
+        var pipeline = new ReferencePipeline(db, premeldThreads: 2, distance: 2);
+        var rng = new Random(5);
+        long AllocatedByPremeld() => pipeline.PremeldOperators.Sum(o => o.Pool.Allocated);
+        var snapshots = new Queue<DatabaseState>();
+        long afterWarmUp = 0;
+        for (var n = 0; n < 6000; n++)
+        {
+            if (n == 3000)
+            {
+                afterWarmUp = AllocatedByPremeld();
+            }
+
+            snapshots.Enqueue(db.PinCurrent());
+            using var tx = db.BeginAt(snapshots.Peek());
+            tx.TryGet([(byte)rng.Next(16), (byte)rng.Next(256)], out _);
+            tx.Put([(byte)rng.Next(16), (byte)rng.Next(256)], [2]);
+            var intention = tx.Complete()!;
+            db.Append(intention);
+            pipeline.Process(intention);
+            if (snapshots.Count > 20)
+            {
+                db.Release(snapshots.Dequeue());
+            }
+        }
+
+        var growth = AllocatedByPremeld() - afterWarmUp;
+        pipeline.ReleaseAll();
+        foreach (var s in snapshots)
+        {
+            db.Release(s);
+        }
+
+        Assert.True(afterWarmUp > 0, "premeld made no nodes: the test does not exercise it");
+        Assert.True(pipeline.PremeldOperators.Sum(o => o.Pool.Taken) > 0, "no batch came back through the exchange");
+        Assert.True(growth < afterWarmUp / 20, $"premeld pools kept allocating: {afterWarmUp} nodes while warming up, {growth} after");
+    }
+
+    [Fact]
     public void PremeldOnAndOffReachTheSameDecisionsAndContents()
     {
         // The trees differ physically (premeld makes other ephemeral nodes); what they hold and

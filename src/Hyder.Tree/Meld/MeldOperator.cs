@@ -48,6 +48,9 @@ public sealed partial class MeldOperator
     /// <summary>Running totals over every meld this operator ran.</summary>
     public MeldCounters Counters { get; } = new();
 
+    /// <summary>The stage thread's node pool.</summary>
+    public NodePool Pool => _pool;
+
     /// <summary>The stage thread id in this operator's ephemeral ids.</summary>
     public byte ThreadId => _threadId;
 

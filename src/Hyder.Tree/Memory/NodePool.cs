@@ -21,14 +21,27 @@ public sealed class NodePool
     private static NodePool? t_current;
 
     private readonly Node[] _items;
+    private readonly int _giveAt;
     private int _count;
 
     /// <summary>Creates a pool that keeps at most <paramref name="capacity"/> free nodes.</summary>
-    public NodePool(int capacity)
+    /// <param name="capacity">Free nodes kept at most.</param>
+    /// <param name="exchange">Where surplus nodes go and missing ones come from (other threads' pools); null for none.</param>
+    public NodePool(int capacity, NodeExchange? exchange = null)
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(capacity);
+        if (exchange is not null && capacity < NodeExchange.Reserve + NodeExchange.BatchSize)
+        {
+            ThrowHelper.ThrowArgument(nameof(capacity), $"a pool with an exchange needs room for its reserve and a batch ({NodeExchange.Reserve + NodeExchange.BatchSize} nodes)");
+        }
+
         _items = new Node[capacity];
+        Exchange = exchange;
+        _giveAt = Math.Min(capacity, NodeExchange.Reserve + NodeExchange.BatchSize);
     }
+
+    /// <summary>The exchange this pool trades batches with, if any.</summary>
+    public NodeExchange? Exchange { get; }
 
     /// <summary>The calling thread's pool.</summary>
     public static NodePool Current => t_current ??= new NodePool(DefaultCapacity);
@@ -63,9 +76,31 @@ public sealed class NodePool
     [MethodImpl(MethodImplOptions.NoInlining)]
     private Node RentNew()
     {
+        if (Exchange is not null && Exchange.TryTake(out var batch))
+        {
+            foreach (var n in batch)
+            {
+                _items[_count++] = n;
+            }
+
+            Array.Clear(batch);
+            Exchange.Recycle(batch);
+            Taken += batch.Length;
+            var node = _items[--_count];
+            _items[_count] = null!;
+            node.Flags = NodeFlags.None;
+            return node;
+        }
+
         Allocated++;
         return new Node();
     }
+
+    /// <summary>Nodes taken from the exchange.</summary>
+    public long Taken { get; private set; }
+
+    /// <summary>Nodes handed to the exchange.</summary>
+    public long Given { get; private set; }
 
     /// <summary>Hands a node back; it must be reachable from nothing.</summary>
     public void Return(Node node)
@@ -77,6 +112,11 @@ public sealed class NodePool
 
         node.Clear();
         Returned++;
+        if (Exchange is not null && _count >= _giveAt)
+        {
+            GiveBatch();
+        }
+
         if (_count < _items.Length)
         {
             _items[_count++] = node;
@@ -84,6 +124,26 @@ public sealed class NodePool
         else
         {
             Dropped++;
+        }
+    }
+
+    /// <summary>Moves a batch of this pool's free nodes to the exchange, for a thread whose pool runs dry.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void GiveBatch()
+    {
+        var batch = Exchange!.EmptyBatch();
+        _count -= batch.Length;
+        Array.Copy(_items, _count, batch, 0, batch.Length);
+        Array.Clear(_items, _count, batch.Length);
+        if (Exchange.Offer(batch))
+        {
+            Given += batch.Length;
+        }
+        else
+        {
+            Dropped += batch.Length;
+            Array.Clear(batch);
+            Exchange.Recycle(batch);
         }
     }
 

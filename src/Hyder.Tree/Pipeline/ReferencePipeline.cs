@@ -41,7 +41,7 @@ public sealed class ReferencePipeline
         _premeld = new MeldOperator[premeldThreads];
         for (var i = 0; i < premeldThreads; i++)
         {
-            _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity));
+            _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange));
         }
 
         // Premeld inputs start at the state this pipeline starts from: an intention whose turn

@@ -94,7 +94,7 @@ public sealed class ThreadedPipeline : IDisposable
             _inputOrdinals[i] = new long[window];
             if (i < premeldThreads)
             {
-                _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity));
+                _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange));
             }
         }
 
