@@ -126,28 +126,6 @@ public readonly struct KeyRange
         }
     }
 
-    /// <summary>The smallest range holding both (their hull).</summary>
-    public KeyRange Hull(in KeyRange other)
-    {
-        byte[]? low = null;
-        var lowInc = false;
-        if (Low is not null && other.Low is not null)
-        {
-            var c = Keys.Compare(Low, other.Low);
-            (low, lowInc) = c < 0 ? (Low, LowInclusive) : c > 0 ? (other.Low, other.LowInclusive) : (Low, LowInclusive || other.LowInclusive);
-        }
-
-        byte[]? high = null;
-        var highInc = false;
-        if (High is not null && other.High is not null)
-        {
-            var c = Keys.Compare(High, other.High);
-            (high, highInc) = c > 0 ? (High, HighInclusive) : c < 0 ? (other.High, other.HighInclusive) : (High, HighInclusive || other.HighInclusive);
-        }
-
-        return new KeyRange(low, lowInc, high, highInc);
-    }
-
     /// <inheritdoc/>
     public override string ToString() =>
         $"{(LowInclusive ? '[' : '(')}{(Low is null ? "-inf" : Keys.Format(Low))}, {(High is null ? "+inf" : Keys.Format(High))}{(HighInclusive ? ']' : ')')}";

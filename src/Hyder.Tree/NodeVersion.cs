@@ -91,9 +91,6 @@ public readonly struct NodeVersion : IEquatable<NodeVersion>
         return new NodeVersion(EphemeralBit | ((ulong)threadId << SequenceBits) | (ulong)sequence);
     }
 
-    /// <summary>Rebuilds a version from <see cref="Raw"/>.</summary>
-    public static NodeVersion FromRaw(ulong raw) => new(raw);
-
     /// <inheritdoc/>
     public bool Equals(NodeVersion other) => _value == other._value;
 

@@ -146,15 +146,4 @@ public sealed class NodePool
             Exchange.Recycle(batch);
         }
     }
-
-    /// <summary>Fills the free list with <paramref name="count"/> new nodes (warm-up, outside timed regions).</summary>
-    public void Prefill(int count)
-    {
-        for (var i = 0; i < count && _count < _items.Length; i++)
-        {
-            var n = new Node();
-            n.Clear();
-            _items[_count++] = n;
-        }
-    }
 }

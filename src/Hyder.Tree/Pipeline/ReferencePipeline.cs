@@ -62,9 +62,6 @@ public sealed class ReferencePipeline
     /// <summary><see cref="System.Diagnostics.Stopwatch"/> ticks spent in final meld (the sequential stage).</summary>
     public long FinalMeldTicks { get; private set; }
 
-    /// <summary><see cref="System.Diagnostics.Stopwatch"/> ticks spent in premeld.</summary>
-    public long PremeldTicks { get; private set; }
-
     /// <summary>
     /// Runs the next appended intention through premeld (when its turn says so) and final meld.
     /// </summary>
@@ -92,9 +89,7 @@ public sealed class ReferencePipeline
 
         if (input is not null)
         {
-            var started = System.Diagnostics.Stopwatch.GetTimestamp();
             var pre = _premeld[_schedule.ThreadOf(v)].Premeld(intention, input, out var refreshed);
-            PremeldTicks += System.Diagnostics.Stopwatch.GetTimestamp() - started;
             Premelded++;
             if (refreshed is null)
             {
