@@ -171,20 +171,5 @@ public sealed class ExecutorTests
         Assert.Throws<ArgumentException>(() => tx.TryGet([], out _));
     }
 
-    internal static Node? Find(Node? n, string key)
-    {
-        var k = K(key);
-        while (n is not null)
-        {
-            var c = Keys.Compare(k, n.Key);
-            if (c == 0)
-            {
-                return n;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return null;
-    }
+    internal static Node? Find(Node? n, string key) => Keys.Find(n, K(key));
 }

@@ -29,45 +29,33 @@ public static partial class MeldReportWriter
         sb.Append("## Read percentage (§8.2, Figure 10)\n\n");
         sb.Append("Melds per second, and in brackets the share of reads among the melded transactions' operations ");
         sb.Append("(read-only transactions never reach the log; the 50 % row is the exact 1:1 mix of the symmetric suite):\n\n");
-        sb.Append("| read % |");
-        foreach (var (size, d) in series)
-        {
-            sb.Append(s_inv, $" con-d{d}-#op{size} |");
-        }
+        SweepTable(r => $"{Rate(r.Meld.Median)} ({F(r.ReadShare * 100, "F0")} %)");
+        sb.Append("Nodes visited and ephemeral nodes per meld:\n\n");
+        SweepTable(r => $"{F(r.Counts.NodesPerMeld)} / {F(r.Counts.EphemeralPerMeld)}");
 
-        sb.Append("\n|--:|").Append(string.Concat(Enumerable.Repeat("--:|", series.Length))).Append('\n');
-        foreach (var p in percents)
+        void SweepTable(Func<MeldResult, string> cell)
         {
-            sb.Append("| ").Append(p).Append(" |");
+            sb.Append("| read % |");
             foreach (var (size, d) in series)
             {
-                var r = Find(byName, MeldMix.ReadUpdate, Small, size, d, p);
-                sb.Append(' ').Append(r is null ? "–" : $"{Rate(r.Meld.Median)} ({F(r.ReadShare * 100, "F0")} %)").Append(" |");
+                sb.Append(s_inv, $" con-d{d}-#op{size} |");
+            }
+
+            sb.Append("\n|--:|").Append(string.Concat(Enumerable.Repeat("--:|", series.Length))).Append('\n');
+            foreach (var p in percents)
+            {
+                sb.Append("| ").Append(p).Append(" |");
+                foreach (var (size, d) in series)
+                {
+                    var r = Find(byName, MeldMix.ReadUpdate, Small, size, d, p);
+                    sb.Append(' ').Append(r is null ? "–" : cell(r)).Append(" |");
+                }
+
+                sb.Append('\n');
             }
 
             sb.Append('\n');
         }
-
-        sb.Append("\nNodes visited and ephemeral nodes per meld:\n\n| read % |");
-        foreach (var (size, d) in series)
-        {
-            sb.Append(s_inv, $" con-d{d}-#op{size} |");
-        }
-
-        sb.Append("\n|--:|").Append(string.Concat(Enumerable.Repeat("--:|", series.Length))).Append('\n');
-        foreach (var p in percents)
-        {
-            sb.Append("| ").Append(p).Append(" |");
-            foreach (var (size, d) in series)
-            {
-                var r = Find(byName, MeldMix.ReadUpdate, Small, size, d, p);
-                sb.Append(' ').Append(r is null ? "–" : $"{F(r.Counts.NodesPerMeld)} / {F(r.Counts.EphemeralPerMeld)}").Append(" |");
-            }
-
-            sb.Append('\n');
-        }
-
-        sb.Append('\n');
     }
 
     private static void WriteAsymmetric(StringBuilder sb, Dictionary<string, MeldResult> byName)

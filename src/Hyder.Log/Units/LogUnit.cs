@@ -104,35 +104,16 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
     }
 
     /// <inheritdoc />
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<UnitReply> FillAsync(long epoch, long address, CancellationToken cancellationToken = default)
-    {
-        if (!LogAddress.IsValid(address))
-        {
-            return new UnitReply(LogStatus.OutOfRange, 0);
-        }
-
-        var slot = BufferPool.Arrays.Rent(_store.SlotSize);
-        try
-        {
-            SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Fill, address, []);
-            var (reply, location) = AppendSlot(epoch, address, SlotKind.Fill, slot);
-            if (reply.Status == LogStatus.Ok)
-            {
-                await _store.WaitDurableAsync(location).ConfigureAwait(false);
-            }
-
-            return reply;
-        }
-        finally
-        {
-            BufferPool.Arrays.Return(slot);
-        }
-    }
+    public ValueTask<UnitReply> FillAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+        AppendMarkerAsync(epoch, address, SlotKind.Fill);
 
     /// <inheritdoc />
+    public ValueTask<UnitReply> TrimAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+        AppendMarkerAsync(epoch, address, SlotKind.Trim);
+
+    /// <summary>Writes a slot that carries no data (a fill or a trim mark) and waits until it is durable.</summary>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<UnitReply> TrimAsync(long epoch, long address, CancellationToken cancellationToken = default)
+    private async ValueTask<UnitReply> AppendMarkerAsync(long epoch, long address, SlotKind kind)
     {
         if (!LogAddress.IsValid(address))
         {
@@ -142,8 +123,8 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         var slot = BufferPool.Arrays.Rent(_store.SlotSize);
         try
         {
-            SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Trim, address, []);
-            var (reply, location) = AppendSlot(epoch, address, SlotKind.Trim, slot);
+            SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), kind, address, []);
+            var (reply, location) = AppendSlot(epoch, address, kind, slot);
             if (reply.Status == LogStatus.Ok && location >= 0)
             {
                 await _store.WaitDurableAsync(location).ConfigureAwait(false);
