@@ -104,12 +104,13 @@ public sealed class Database
 
     /// <summary>
     /// Melds the next appended intention into the current state and publishes the result; the
-    /// intention's snapshot pin is released and states nobody holds are reclaimed.
+    /// intention's snapshot pin is released and states nobody holds are reclaimed. A group
+    /// intention (<see cref="Intention.IsGroup"/>) covers two ordinals and decides both.
     /// </summary>
     public MeldOutcome Meld(Intention intention)
     {
         ArgumentNullException.ThrowIfNull(intention);
-        if (intention.Ordinal != _lastMelded + 1)
+        if (intention.FirstOrdinal != _lastMelded + 1)
         {
             ThrowHelper.ThrowInvalidOperation($"{intention} melded out of order: the next is #{_lastMelded + 1}");
         }
@@ -143,11 +144,7 @@ public sealed class Database
         finally
         {
             _lastMelded = intention.Ordinal;
-            intention.Snapshot.Unpin();
-            if (intention.PhantomBase != intention.Snapshot)
-            {
-                intention.PhantomBase.Unpin();
-            }
+            intention.ReleasePins();
         }
 
         Reclaim();
@@ -155,8 +152,8 @@ public sealed class Database
     }
 
     /// <summary>
-    /// Records that intention <paramref name="ordinal"/> aborted before final meld (premeld found
-    /// its conflict), so the next intention can be melded.
+    /// Records that intention <paramref name="ordinal"/> aborted before final meld (premeld or
+    /// group meld found its conflict), so the next intention can be melded.
     /// </summary>
     public void Skip(long ordinal)
     {

@@ -41,6 +41,40 @@ public sealed class Intention
     /// <summary>The snapshot's sequence: the ordinal of the last intention it includes.</summary>
     public long SnapshotSequence => Snapshot.Sequence;
 
+    /// <summary>
+    /// The newest state any part of the intention ran on: <see cref="SnapshotSequence"/>, or for a
+    /// group intention the later of its two parts' snapshots. Meld needs a state at least this new.
+    /// </summary>
+    public long LatestSnapshotSequence => SecondSnapshot is { } s && s.Sequence > Snapshot.Sequence ? s.Sequence : Snapshot.Sequence;
+
+    /// <summary>
+    /// The oldest state any part ran on: the start of the conflict zone (Hyder II §4: group meld
+    /// does not shorten it).
+    /// </summary>
+    public long OldestSnapshotSequence => SecondSnapshot is { } s && s.Sequence < Snapshot.Sequence ? s.Sequence : Snapshot.Sequence;
+
+    /// <summary>True for a group intention: two adjacent intentions melded into one (Hyder II §4).</summary>
+    public bool IsGroup => SecondSnapshot is not null;
+
+    /// <summary>
+    /// The first ordinal the intention covers: <see cref="Ordinal"/>, or for a group intention
+    /// the ordinal of its first part (the second part's ordinal is <see cref="Ordinal"/>).
+    /// </summary>
+    public long FirstOrdinal { get; private set; }
+
+    /// <summary>For a group intention, the state its second part ran on (kept pinned until meld); else null.</summary>
+    public DatabaseState? SecondSnapshot { get; private init; }
+
+    /// <summary>For a group intention, what the second part's ranges are checked against; else null.</summary>
+    public DatabaseState? SecondPhantomBase { get; private init; }
+
+    /// <summary>
+    /// For a group intention, the second part's scanned ranges: judged against
+    /// <see cref="SecondPhantomBase"/>, where <see cref="RootRanges"/> and the ranges on nodes are
+    /// judged against <see cref="PhantomBase"/>. Empty otherwise.
+    /// </summary>
+    public KeyRange[] SecondRootRanges { get; private init; } = [];
+
     /// <summary>The isolation level the transaction ran at.</summary>
     public IsolationLevel Isolation { get; }
 
@@ -79,16 +113,63 @@ public sealed class Intention
         new(root, input, Isolation, Deletes, rootRanges, NodeCount)
         {
             Ordinal = Ordinal,
+            FirstOrdinal = FirstOrdinal,
             Position = Position,
             ExecutorToken = ExecutorToken,
             IsPremelded = true,
             IsValidated = true,
             PhantomBase = PhantomBase,
             HasDeferredChecks = deferred,
+            SecondSnapshot = SecondSnapshot,
+            SecondPhantomBase = SecondPhantomBase,
+            SecondRootRanges = SecondRootRanges,
         };
 
-    /// <summary>True when <paramref name="node"/> belongs to this intention.</summary>
-    public bool Contains(Node node) => node.Owner == Ordinal;
+    /// <summary>
+    /// The group intention of <paramref name="first"/> and <paramref name="second"/> (adjacent,
+    /// neither a group): it takes over both parts' pins. Never serial: its tree mixes two bases.
+    /// </summary>
+    internal static Intention Grouped(
+        Intention first, Intention second, Node? root, DeleteEntry[] deletes, KeyRange[] rootRanges, KeyRange[] secondRootRanges) =>
+        new(root, first.Snapshot, first.Isolation, deletes, rootRanges, first.NodeCount + second.NodeCount)
+        {
+            Ordinal = second.Ordinal,
+            FirstOrdinal = first.Ordinal,
+            Position = second.Position,
+            IsPremelded = first.IsPremelded || second.IsPremelded,
+            IsValidated = true,
+            PhantomBase = first.PhantomBase,
+            HasDeferredChecks = true,
+            SecondSnapshot = second.Snapshot,
+            SecondPhantomBase = second.PhantomBase,
+            SecondRootRanges = secondRootRanges,
+        };
+
+    /// <summary>
+    /// Releases every state this intention holds pinned: its snapshot, its phantom base when
+    /// premeld moved the snapshot, and a group's second part's two. Called once, when the
+    /// intention is melded or aborted.
+    /// </summary>
+    internal void ReleasePins()
+    {
+        Snapshot.Unpin();
+        if (PhantomBase != Snapshot)
+        {
+            PhantomBase.Unpin();
+        }
+
+        if (SecondSnapshot is { } second)
+        {
+            second.Unpin();
+            if (SecondPhantomBase != second)
+            {
+                SecondPhantomBase!.Unpin();
+            }
+        }
+    }
+
+    /// <summary>True when <paramref name="node"/> belongs to this intention (to either part of a group).</summary>
+    public bool Contains(Node node) => node.Owner >= FirstOrdinal && node.Owner <= Ordinal;
 
     /// <summary>
     /// Fixes the intention at its log position: every inside node gets
@@ -108,6 +189,7 @@ public sealed class Intention
         SealSubtree(Root, ordinal, position, ExecutorToken, ref index);
         NodeCount = index;
         Ordinal = ordinal;
+        FirstOrdinal = ordinal;
         Position = position;
     }
 
@@ -126,5 +208,7 @@ public sealed class Intention
 
     /// <inheritdoc/>
     public override string ToString() =>
-        $"intention #{Ordinal} @{Position} on #{SnapshotSequence} ({Isolation}, {NodeCount} nodes, {Deletes.Length} deletes)";
+        IsGroup
+            ? $"group intention #{FirstOrdinal}+#{Ordinal} @{Position} on #{SnapshotSequence}/#{SecondSnapshot!.Sequence} ({NodeCount} nodes, {Deletes.Length} deletes)"
+            : $"intention #{Ordinal} @{Position} on #{SnapshotSequence} ({Isolation}, {NodeCount} nodes, {Deletes.Length} deletes)";
 }

@@ -111,6 +111,40 @@ public readonly struct KeyRange
         return new KeyRange(low, lowInc, high, highInc);
     }
 
+    /// <summary>True when every key of <paramref name="other"/> lies in this range.</summary>
+    public bool Covers(in KeyRange other)
+    {
+        if (Low is not null)
+        {
+            if (other.Low is null)
+            {
+                return false;
+            }
+
+            var c = Keys.Compare(other.Low, Low);
+            if (c < 0 || (c == 0 && other.LowInclusive && !LowInclusive))
+            {
+                return false;
+            }
+        }
+
+        if (High is not null)
+        {
+            if (other.High is null)
+            {
+                return false;
+            }
+
+            var c = Keys.Compare(other.High, High);
+            if (c > 0 || (c == 0 && other.HighInclusive && !HighInclusive))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
     /// <summary>True when no key can lie in the range.</summary>
     public bool IsEmpty
     {

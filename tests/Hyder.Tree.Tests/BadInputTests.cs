@@ -125,7 +125,7 @@ public sealed class BadInputTests
                 intention.Root!.Height = 42;
             }
 
-            outcomes.Add(pipeline.Process(intention));
+            outcomes.Add(pipeline.Process(intention)[0].Outcome);
         }
 
         pipeline.ReleaseAll();

@@ -109,6 +109,21 @@ public sealed class MeldRegressionTests
 
         // Premeld: a missed phantom through final meld's serial shortcut.
         new SimulationConfig(144489967, 1000, 230, 1066, 200, 10, 14, 7, 0, 1, 3, 1),
+
+        // Group meld: a blind write over the first part's read lost the read's check when the key
+        // was gone (final meld's extract checked only the write).
+        new SimulationConfig(419273705, 4, 3, 1231, 16, 7, 12, 11, 0, 11, GroupMeld: true),
+
+        // Group meld: the first part's delete check moved onto the second's blind write, but
+        // final meld grafted past it on the second's (newer) snapshot.
+        new SimulationConfig(427986078, 4, 1, 824, 4, 3, 35, 17, 0, 10, GroupMeld: true),
+
+        // Group meld, then premeld: premeld applied the second part's blind delete to the first
+        // part's write of the key, and its check was lost.
+        new SimulationConfig(1111561291, 64, 3, 2692, 200, 4, 53, 12, 0, 12, 4, 3, GroupMeld: true, GroupFirst: true),
+
+        // Premeld, then group meld: premeld's path copy of a deleted key must still go.
+        new SimulationConfig(999721876, 16, 6, 1189, 16, 10, 39, 30, 0, 6, 3, 0, GroupMeld: true),
     };
 
     [Theory]

@@ -83,7 +83,7 @@ public sealed class ThreadedPipelineTests
                 }
                 else
                 {
-                    Melded(v, reference!.Process(intention), db.Current);
+                    Melded(v, reference!.Process(intention)[0].Outcome, db.Current);
                 }
 
                 if (states.TryRemove(v - 60, out var old))

@@ -149,8 +149,13 @@ public sealed partial class MeldOperator
         if (_intentionMode && n.DependsOnTree)
         {
             _movedRanges.AddRange(n.DependencyRanges!);
-            n.Flags &= ~NodeFlags.DependsOnTree;
-            n.DependencyRanges = null;
+
+            // Group meld leaves the first part as it is: it may still go on alone.
+            if (!_grouping)
+            {
+                n.Flags &= ~NodeFlags.DependsOnTree;
+                n.DependencyRanges = null;
+            }
         }
     }
 

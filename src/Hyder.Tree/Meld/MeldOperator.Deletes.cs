@@ -71,6 +71,13 @@ public sealed partial class MeldOperator
             return removed ? Join(t.Left, t, nr) : t;
         }
 
+        // Premeld of a group: the first part's write of a key the second deleted blind carries
+        // the first's check, which final meld must still make before it deletes the key.
+        if (_intentionMode && Inside(t) && (t.Flags & (NodeFlags.Altered | NodeFlags.DependsOn)) != 0)
+        {
+            return t;
+        }
+
         removed = true;
         Retire(t);
         return Join2(t.Left, t.Right);

@@ -89,7 +89,8 @@ public sealed partial class MeldOperator
 
     /// <summary>
     /// The transaction's snapshot's node with <paramref name="key"/>, or null. For a premelded
-    /// intention that is still the original snapshot, not the premeld input.
+    /// intention that is still the original snapshot, not the premeld input; for a group's second
+    /// part's ranges, the second part's snapshot.
     /// </summary>
-    private Node? FindSnapshot(byte[] key) => Keys.Find(_intention.PhantomBase.Root, key);
+    private Node? FindSnapshot(byte[] key) => Keys.Find(_phantomBase.Root, key);
 }

@@ -264,6 +264,12 @@ public sealed partial class MeldOperator
                 return Conflict(AbortCause.WriteWrite, n.Key);
             }
 
+            // A group's blind write over its first part's read still needs the key to be there.
+            if (n.Scv.IsSome && n.DependsOn)
+            {
+                return Conflict(AbortCause.ReadWrite, n.Key);
+            }
+
             keep = true;
         }
         else if (n.DependsOn)

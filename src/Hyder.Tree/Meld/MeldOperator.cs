@@ -25,6 +25,7 @@ public sealed partial class MeldOperator
 
     private Intention _intention = null!;
     private DatabaseState? _state;
+    private DatabaseState _phantomBase = null!;
     private long _ownerLow;
     private long _ownerHigh;
     private bool _apply;
@@ -157,7 +158,7 @@ public sealed partial class MeldOperator
     /// </remarks>
     public MeldOutcome Premeld(Intention intention, DatabaseState input, out Intention? output)
     {
-        if (input.Sequence <= intention.SnapshotSequence)
+        if (input.Sequence <= intention.LatestSnapshotSequence)
         {
             ThrowHelper.ThrowInvalidOperation($"premeld of {intention} needs an input newer than its snapshot, not state #{input.Sequence}");
         }
@@ -188,7 +189,7 @@ public sealed partial class MeldOperator
         // On success the original snapshot's pin passes to the output, as its phantom base.
         if (output is null)
         {
-            intention.Snapshot.Unpin();
+            intention.ReleasePins();
         }
 
         Counters.Add(_outcome);
@@ -202,7 +203,7 @@ public sealed partial class MeldOperator
             ThrowHelper.ThrowInvalidOperation("meld needs a sealed intention (append it first)");
         }
 
-        if (intention.SnapshotSequence > lcs.Sequence || intention.Ordinal <= lcs.Sequence)
+        if (intention.LatestSnapshotSequence > lcs.Sequence || intention.FirstOrdinal <= lcs.Sequence)
         {
             ThrowHelper.ThrowRejected(
                 $"{intention} cannot be melded into state #{lcs.Sequence}: its snapshot must not be newer than the state and it must come after it");
@@ -210,14 +211,16 @@ public sealed partial class MeldOperator
 
         _intention = intention;
         _state = lcs;
-        _ownerLow = intention.Ordinal;
+        _ownerLow = intention.FirstOrdinal;
         _ownerHigh = intention.Ordinal;
+        _phantomBase = intention.PhantomBase;
         _apply = apply;
         _intentionMode = intentionMode;
         _deferred = false;
         _sequenceAtStart = _sequence;
         _outcome = default;
-        _outcome.ConflictZoneLength = intention.Ordinal - 1 - intention.SnapshotSequence;
+        _outcome.ConflictZoneLength = intention.Ordinal - 1 - intention.OldestSnapshotSequence;
+        _outcome.Grouped = intention.IsGroup;
 
         try
         {
@@ -279,6 +282,18 @@ public sealed partial class MeldOperator
                 return null;
             }
         }
+
+        // A group's second part read another snapshot: its ranges are judged against that one.
+        _phantomBase = i.SecondPhantomBase ?? i.PhantomBase;
+        foreach (var range in i.SecondRootRanges)
+        {
+            if (PhantomCheck(lcs.Root, range))
+            {
+                return null;
+            }
+        }
+
+        _phantomBase = i.PhantomBase;
 
         if (Meld(lcs.Root, i.Root, KeyRange.All, build: !_decideOnly, out var root))
         {

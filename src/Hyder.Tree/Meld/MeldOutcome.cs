@@ -20,6 +20,18 @@ public enum AbortCause : byte
 
     /// <summary>The intention broke the engine's invariants and was rejected (the same way on every server).</summary>
     Rejected = 5,
+
+    /// <summary>
+    /// Group meld: the second intention of a pair depends on a key the first one wrote (the first is
+    /// in its conflict zone), so the second aborts and the first goes on alone (Hyder II §4, Fig. 8).
+    /// </summary>
+    GroupConflict = 6,
+
+    /// <summary>
+    /// Group meld: the two intentions of a pair depend on different versions of one key, so they
+    /// cannot both commit; a group commits only whole, so both abort (fate sharing).
+    /// </summary>
+    FateShared = 7,
 }
 
 /// <summary>What one meld decided and what it cost.</summary>
@@ -52,6 +64,9 @@ public struct MeldOutcome
     /// <summary>True when the intention was serial (empty conflict zone): its root became the state.</summary>
     public bool Serial;
 
+    /// <summary>True when the decision is a group intention's: it holds for both intentions of the pair.</summary>
+    public bool Grouped;
+
     /// <summary>Nodes visited in total: the papers' measure of meld's work.</summary>
     public readonly int NodesVisited => IntentionNodesVisited + StateNodesVisited;
 
@@ -72,7 +87,7 @@ public sealed class MeldCounters
     public long Commits;
 
     /// <summary>Aborts by cause (indexed by <see cref="AbortCause"/>).</summary>
-    public readonly long[] AbortsByCause = new long[6];
+    public readonly long[] AbortsByCause = new long[8];
 
     /// <summary>Intention nodes visited.</summary>
     public long IntentionNodesVisited;

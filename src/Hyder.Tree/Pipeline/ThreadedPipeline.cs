@@ -12,6 +12,9 @@ public enum PipelineStage
 
     /// <summary>The final-meld thread, before it melds an intention.</summary>
     FinalMeld,
+
+    /// <summary>The group-meld thread, before it groups a pair.</summary>
+    GroupMeld,
 }
 
 /// <summary>

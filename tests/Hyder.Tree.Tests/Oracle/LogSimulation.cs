@@ -17,6 +17,8 @@ namespace Hyder.Tree.Tests.Oracle;
 /// <param name="Levels">Bit mask of isolation levels to draw from (bit i = level i).</param>
 /// <param name="PremeldThreads">t: premeld threads of the reference pipeline (0: final meld only).</param>
 /// <param name="Distance">d: the premeld distance.</param>
+/// <param name="GroupMeld">Group meld pairs intentions 2k−1 and 2k (decisions are then the fate-shared ones).</param>
+/// <param name="GroupFirst">With premeld too: group first, then premeld the group.</param>
 public sealed record SimulationConfig(
     int Seed,
     int KeySpace,
@@ -29,7 +31,9 @@ public sealed record SimulationConfig(
     int ScanPercent,
     int Levels,
     int PremeldThreads = 0,
-    int Distance = 0);
+    int Distance = 0,
+    bool GroupMeld = false,
+    bool GroupFirst = false);
 
 /// <summary>What a simulated run saw.</summary>
 public sealed class SimulationResult
@@ -41,6 +45,9 @@ public sealed class SimulationResult
     public int RangeTransactions;
     public int FalseRangeAborts;
     public long Premelded;
+    public long Groups;
+    public long GroupConflicts;
+    public long FateShared;
     public long NodesVisited;
     public long EphemeralNodes;
     public long MaxConflictZone;
@@ -84,7 +91,10 @@ internal static class LogSimulation
         }
 
         var window = new List<DatabaseState> { db.PinCurrent() };
-        var pipeline = cfg.PremeldThreads > 0 ? new Pipeline.ReferencePipeline(db, cfg.PremeldThreads, cfg.Distance) : null;
+        var pipeline = cfg.PremeldThreads > 0 || cfg.GroupMeld
+            ? new Pipeline.ReferencePipeline(db, new Pipeline.PipelineOptions(cfg.PremeldThreads, cfg.Distance, cfg.GroupMeld, cfg.GroupFirst))
+            : null;
+        Submitted? pending = null;
         var levels = Enumerable.Range(0, 4).Where(b => (cfg.Levels & (1 << b)) != 0).Select(b => (IsolationLevel)b).ToArray();
         if (levels.Length == 0)
         {
@@ -193,55 +203,36 @@ internal static class LogSimulation
                 var expectCommit = OracleValidator.Commits(rec, model, ordinal, out var reason);
                 var bruteForce = s_bruteForce.Validate(intention, db.Current);
                 var decided = s_decider.Decide(intention, db.Current);
-                var premeldedBefore = pipeline?.Premelded ?? 0;
-                var outcome = pipeline is null ? db.Meld(intention) : pipeline.Process(intention);
-                var wasPremelded = (pipeline?.Premelded ?? 0) != premeldedBefore;
                 if (decided.Committed != bruteForce.Committed)
                 {
                     Fail(cfg, t, log, $"decide-only meld {decided}, the engine's brute-force validator {bruteForce}");
                 }
 
-                if (bruteForce.Committed != outcome.Committed)
+                var entry = new Submitted(ordinal, rec, local, log, t, expectCommit, reason, bruteForce.Committed);
+                if (pipeline is null)
                 {
-                    Fail(cfg, t, log, $"meld {outcome}{(wasPremelded ? " (premelded)" : "")}, the engine's brute-force validator {bruteForce}");
-                }
-
-                result.Intentions++;
-                result.NodesVisited += outcome.NodesVisited;
-                result.EphemeralNodes += outcome.EphemeralNodesCreated;
-                result.MaxConflictZone = Math.Max(result.MaxConflictZone, outcome.ConflictZoneLength);
-                if (rec.HasRangeReads)
-                {
-                    result.RangeTransactions++;
-                }
-
-                if (outcome.Committed != expectCommit)
-                {
-                    if (!outcome.Committed && outcome.Cause == AbortCause.Phantom && rec.HasRangeReads)
-                    {
-                        result.FalseRangeAborts++;
-                    }
-                    else
-                    {
-                        Fail(cfg, t, log, $"meld {outcome}{(wasPremelded ? " (premelded)" : "")}, validator {(expectCommit ? "commits" : "aborts: " + reason)} ({iso}, snapshot #{snap.Sequence}, ordinal #{ordinal})");
-                    }
-                }
-
-                if (outcome.Committed)
-                {
-                    result.Commits++;
-                    foreach (var (k, v) in local)
-                    {
-                        // Inserted and deleted again by the transaction: nothing reached the log.
-                        if (v is not null || rec.WrittenExisted.Contains(k))
-                        {
-                            model.Write(k, v, ordinal);
-                        }
-                    }
+                    var outcome = db.Meld(intention);
+                    Judge(entry, outcome, result, cfg);
+                    Apply(entry, outcome.Committed, model, result);
                 }
                 else
                 {
-                    result.Aborts++;
+                    // HYDER_DUMP_INTENTIONS=1 prints the intentions of a failing step with the failure.
+                    if (Environment.GetEnvironmentVariable("HYDER_DUMP_INTENTIONS") is not null)
+                    {
+                        t_debug = (ordinal % 2 == 1 ? "" : t_debug) + Dump(intention) + "\n";
+                    }
+
+                    var decisions = pipeline.Process(intention);
+                    if (cfg.GroupMeld && ordinal % 2 == 1)
+                    {
+                        Require(decisions.Count == 0, cfg, t, log, "group meld decided the first of a pair before its partner arrived");
+                        pending = entry;
+                        continue;
+                    }
+
+                    JudgeAll(pending, entry, decisions, model, result, cfg);
+                    pending = null;
                 }
 
                 if (checkEveryState)
@@ -258,8 +249,15 @@ internal static class LogSimulation
                 }
             }
 
+            if (pending is not null)
+            {
+                // The log ends inside a pair: the first is melded alone.
+                JudgeAll(null, pending, pipeline!.Flush(), model, result, cfg);
+            }
+
             Check(db, model, db.LastAppended, cfg, cfg.Transactions, new StringBuilder());
             result.Premelded = pipeline?.Premelded ?? 0;
+            result.Groups = pipeline?.Groups ?? 0;
         }
         finally
         {
@@ -271,6 +269,176 @@ internal static class LogSimulation
         }
 
         return result;
+    }
+
+    /// <summary>A transaction whose intention the pipeline has, with what the oracles expect of it.</summary>
+    private sealed record Submitted(
+        long Ordinal, TransactionRecord Rec, SortedDictionary<byte[], byte[]?> Local, StringBuilder Log, int T, bool Expect, string Reason, bool BruteForce);
+
+    /// <summary>One intention decided on its own: as the validator says, up to an imprecise range.</summary>
+    private static void Judge(Submitted e, in MeldOutcome outcome, SimulationResult result, SimulationConfig cfg, string how = "")
+    {
+        if (e.BruteForce != outcome.Committed)
+        {
+            Fail(cfg, e.T, e.Log, $"meld {outcome}{how}, the engine's brute-force validator {(e.BruteForce ? "commits" : "aborts")}");
+        }
+
+        Expect(e, outcome, e.Expect, result, cfg, how);
+    }
+
+    private static void Expect(Submitted e, in MeldOutcome outcome, bool expect, SimulationResult result, SimulationConfig cfg, string how)
+    {
+        result.Intentions++;
+        result.NodesVisited += outcome.NodesVisited;
+        result.EphemeralNodes += outcome.EphemeralNodesCreated;
+        result.MaxConflictZone = Math.Max(result.MaxConflictZone, outcome.ConflictZoneLength);
+        if (e.Rec.HasRangeReads)
+        {
+            result.RangeTransactions++;
+        }
+
+        if (outcome.Committed != expect)
+        {
+            if (!outcome.Committed && outcome.Cause == AbortCause.Phantom && e.Rec.HasRangeReads)
+            {
+                result.FalseRangeAborts++;
+            }
+            else
+            {
+                Fail(cfg, e.T, e.Log, $"meld {outcome}{how}, expected {(expect ? "commit" : "abort: " + e.Reason)} ({e.Rec.Isolation}, snapshot #{e.Rec.Snapshot}, ordinal #{e.Ordinal})");
+            }
+        }
+    }
+
+    /// <summary>
+    /// The decisions of one pipeline step: one intention alone, or a pair under group meld, whose
+    /// decisions must be the fate-shared ones: if the second depends on a key the first wrote,
+    /// the second aborts and the first is decided alone; otherwise both commit iff both would.
+    /// </summary>
+    private static void JudgeAll(
+        Submitted? first, Submitted second, IReadOnlyList<Pipeline.PipelineDecision> decisions, ReferenceModel model, SimulationResult result, SimulationConfig cfg)
+    {
+        if (first is null || decisions.Count == 1)
+        {
+            Require(decisions.Count == 1 && decisions[0].Ordinal == second.Ordinal, cfg, second.T, second.Log, $"expected one decision for #{second.Ordinal}, got {decisions.Count}");
+            var d = decisions[0];
+            Judge(second, d.Outcome, result, cfg, d.DecidedBy == Pipeline.PipelineStage.Premeld ? " (premeld)" : "");
+            Apply(second, d.Committed, model, result);
+            return;
+        }
+
+        Require(decisions.Count == 2 && decisions[0].Ordinal == first.Ordinal && decisions[1].Ordinal == second.Ordinal, cfg, second.T, second.Log, "a pair must be decided together");
+        var d1 = decisions[0];
+        var d2 = decisions[1];
+        var premeldFirst = !cfg.GroupFirst;
+        bool e1, e2;
+        var how = "";
+        if (premeldFirst && (d1.DecidedBy == Pipeline.PipelineStage.Premeld || d2.DecidedBy == Pipeline.PipelineStage.Premeld))
+        {
+            // Premeld aborted a part before group meld: the other goes on alone.
+            (e1, e2) = (first.Expect, second.Expect);
+            how = " (a part aborted by premeld; the other alone)";
+            Require(d1.Committed == first.BruteForce && d2.Committed == second.BruteForce, cfg, second.T, second.Log, $"alone: #{first.Ordinal} {d1.Outcome}, #{second.Ordinal} {d2.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
+        }
+        else
+        {
+            var dependsOnFirst = DependsOn(second.Rec, first.Rec, out var key);
+            if (dependsOnFirst)
+            {
+                (e1, e2) = (first.Expect, false);
+                how = $" (second depends on the first's write of {Keys.Format(key!)})";
+            }
+            else
+            {
+                e1 = e2 = first.Expect && second.Expect;
+                how = " (fate shared)";
+            }
+
+            // A scanned range the engine tracks wider than the record (a scan that stopped at its
+            // limit) may see the first's write where the record does not.
+            if (!dependsOnFirst && !d2.Committed && d2.Outcome.Cause == AbortCause.GroupConflict && second.Rec.HasRangeReads)
+            {
+                (e1, e2) = (first.Expect, false);
+                result.FalseRangeAborts++;
+            }
+
+            // The group's range check fired where a record's narrower range does not: the partner
+            // of a false range abort aborts with it.
+            if (!dependsOnFirst && !d1.Committed && d1.Outcome.Cause == AbortCause.Phantom && e1 && (first.Rec.HasRangeReads || second.Rec.HasRangeReads))
+            {
+                e1 = e2 = false;
+                result.FalseRangeAborts++;
+            }
+
+            // Final meld decided the group: its decision needs both parts to pass the brute force.
+            if (d2.DecidedBy == Pipeline.PipelineStage.FinalMeld && d1.DecidedBy == Pipeline.PipelineStage.FinalMeld && d1.Outcome.Grouped)
+            {
+                Require(d1.Committed == (first.BruteForce && second.BruteForce), cfg, second.T, second.Log, $"group {d1.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
+            }
+
+            if (d1.Committed != d2.Committed && d2.Outcome.Cause != AbortCause.GroupConflict)
+            {
+                Fail(cfg, second.T, second.Log, $"a pair split without a group conflict: #{first.Ordinal} {d1.Outcome}, #{second.Ordinal} {d2.Outcome}");
+            }
+        }
+
+        if (d2.Outcome.Cause == AbortCause.GroupConflict)
+        {
+            result.GroupConflicts++;
+        }
+        else if (d1.Outcome.Cause == AbortCause.FateShared)
+        {
+            result.FateShared++;
+        }
+
+        Expect(first, d1.Outcome, e1, result, cfg, how);
+        Expect(second, d2.Outcome, e2, result, cfg, how);
+
+        Apply(first, d1.Committed, model, result);
+        Apply(second, d2.Committed, model, result);
+    }
+
+    /// <summary>True when <paramref name="second"/> depends on a key <paramref name="first"/> wrote (reached the log).</summary>
+    private static bool DependsOn(TransactionRecord second, TransactionRecord first, out byte[]? key)
+    {
+        key = null;
+        foreach (var (k, v) in first.Writes)
+        {
+            if (v is null && !first.WrittenExisted.Contains(k))
+            {
+                continue;
+            }
+
+            var depends = second.Reads.Contains(k) || second.AbsentReads.Contains(k) || second.Ranges.Any(r => r.Contains(k))
+                || (second.Isolation != IsolationLevel.ReadCommitted && second.Writes.TryGetValue(k, out var w) && (w is not null || second.WrittenExisted.Contains(k)));
+            if (depends)
+            {
+                key = k;
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static void Apply(Submitted e, bool committed, ReferenceModel model, SimulationResult result)
+    {
+        if (committed)
+        {
+            result.Commits++;
+            foreach (var (k, v) in e.Local)
+            {
+                // Inserted and deleted again by the transaction: nothing reached the log.
+                if (v is not null || e.Rec.WrittenExisted.Contains(k))
+                {
+                    model.Write(k, v, e.Ordinal);
+                }
+            }
+        }
+        else
+        {
+            result.Aborts++;
+        }
     }
 
     private static void Scan(
@@ -363,5 +531,33 @@ internal static class LogSimulation
     }
 
     private static void Fail(SimulationConfig cfg, int t, StringBuilder log, string what) =>
-        throw new InvalidOperationException($"{what}\n  at transaction {t} of {cfg}\n  ops: {log}");
+        throw new InvalidOperationException($"{what}\n  at transaction {t} of {cfg}\n  ops: {log}\n{t_debug}");
+
+    [ThreadStatic]
+    private static string? t_debug;
+
+    private static string Dump(Intention i)
+    {
+        var sb = new StringBuilder($"{i}: deletes [{string.Join(", ", i.Deletes.Select(d => $"{Keys.Format(d.Key)} scv={d.Scv}{(d.Blind ? " blind" : "")}"))}] ranges [{string.Join(", ", i.RootRanges)}]\n");
+        void Walk(Node? n, int depth)
+        {
+            if (n is null)
+            {
+                return;
+            }
+
+            if (!i.Contains(n))
+            {
+                sb.Append(new string(' ', depth * 2)).Append($"(outside {Keys.Format(n.Key)} vn={n.Vn} ncv={n.Ncv} nsv={n.Nsv})\n");
+                return;
+            }
+
+            sb.Append(new string(' ', depth * 2)).Append($"{Keys.Format(n.Key)} vn={n.Vn} ssv={n.Ssv} scv={n.Scv} {n.Flags} {(n.DependencyRanges is null ? "" : string.Join(",", n.DependencyRanges))}\n");
+            Walk(n.Left, depth + 1);
+            Walk(n.Right, depth + 1);
+        }
+
+        Walk(i.Root, 1);
+        return sb.ToString();
+    }
 }
