@@ -18,20 +18,23 @@ public enum PipelineStage
 }
 
 /// <summary>
-/// The meld pipeline on its own threads (Hyder II §3-§5): t premeld threads and one final-meld
-/// thread. Every computation is the one <see cref="ReferencePipeline"/> performs, in the same
-/// order per thread, so the states and ephemeral ids are byte-identical whatever the timing.
+/// The meld pipeline on its own threads (Hyder II §3-§5): t premeld threads, a group-meld thread
+/// when group meld is on, and one final-meld thread. Every computation is the one
+/// <see cref="ReferencePipeline"/> performs, in the same order per thread, so the states and
+/// ephemeral ids are byte-identical whatever the timing.
 /// </summary>
 /// <remarks>
 /// <para>Intentions are submitted in log order by one producer. Intention v goes to premeld
-/// thread v mod t, which waits until final meld has produced the state after v − t·d − 1; final
-/// meld takes the results in log order. A stage whose input is not ready spins briefly, then
-/// yields, then sleeps (<see cref="SpinWait"/>): on this 2-core machine the stages outnumber the
-/// cores, and pure spinning would starve the stage it waits for.</para>
+/// thread v mod t, which waits until final meld has produced the state after v − t·d − 1; the
+/// group-meld thread takes premeld's results in log order and pairs 2k − 1 with 2k; final meld
+/// takes one unit per ordinal (a group intention covers two). A stage whose input is not ready
+/// spins briefly, then yields, then sleeps (<see cref="SpinWait"/>): on this 2-core machine the
+/// stages outnumber the cores, and pure spinning would starve the stage it waits for.</para>
 /// <para>Hand-offs are single-producer, single-consumer slots: a value, then a volatile write of
 /// its ordinal. The state after ordinal m is pinned by final meld and released by the premeld of
-/// m + t·d + 1; the states ring holds t·d + 2 of them, which is enough because final meld cannot
-/// pass that intention before its premeld has run.</para>
+/// m + t·d + 1; the states ring holds t·d + 3 of them, which is enough because final meld cannot
+/// pass that intention before its premeld has run. With group meld a state exists only after a
+/// pair, so final meld publishes the state after pair end e for both e and e + 1.</para>
 /// </remarks>
 public sealed class ThreadedPipeline : IDisposable
 {
@@ -49,6 +52,10 @@ public sealed class ThreadedPipeline : IDisposable
     private readonly DatabaseState?[] _states;
     private readonly long[] _stateOrdinals;
     private readonly Thread[] _threads;
+    private readonly bool _grouping;
+    private readonly MeldOperator? _group;
+    private readonly Unit[] _units;
+    private readonly long[] _unitOrdinals;
 
     private long _lastSubmitted;
     private long _lastMelded;
@@ -72,11 +79,36 @@ public sealed class ThreadedPipeline : IDisposable
         Action<PipelineStage, long>? delay = null,
         Action<long, MeldOutcome, DatabaseState>? melded = null,
         IReadOnlyList<int>? startOrder = null)
+        : this(database, new PipelineOptions(premeldThreads, distance), window, delay, melded, startOrder)
     {
-        ArgumentOutOfRangeException.ThrowIfNegative(premeldThreads);
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(premeldThreads, 254);
-        ArgumentOutOfRangeException.ThrowIfNegative(distance);
-        ArgumentOutOfRangeException.ThrowIfLessThan(window, 1);
+    }
+
+    /// <summary>Starts the stage threads.</summary>
+    /// <param name="database">The database whose final meld (stage thread id 0) this pipeline drives.</param>
+    /// <param name="options">
+    /// t, d and group meld (which runs after premeld here; grouping first is the reference pipeline's only).
+    /// </param>
+    /// <param name="window">Intentions submitted but not yet melded, at most.</param>
+    /// <param name="delay">Called before each stage step (tests inject delays here).</param>
+    /// <param name="melded">Called on the final-meld thread after each intention, with the new current state.</param>
+    /// <param name="startOrder">The order the threads start in (0..t−1 premeld, t final meld, t+1 group meld); null for ascending.</param>
+    public ThreadedPipeline(
+        Database database,
+        PipelineOptions options,
+        int window = 1024,
+        Action<PipelineStage, long>? delay = null,
+        Action<long, MeldOutcome, DatabaseState>? melded = null,
+        IReadOnlyList<int>? startOrder = null)
+    {
+        options.Validate();
+        var premeldThreads = options.PremeldThreads;
+        var distance = options.Distance;
+        if (options.GroupFirst)
+        {
+            ThrowHelper.ThrowArgument(nameof(options), "the threaded pipeline premelds before it groups");
+        }
+
+        ArgumentOutOfRangeException.ThrowIfLessThan(window, 2);
         if (database.FinalMeld.ThreadId != 0)
         {
             ThrowHelper.ThrowArgument(nameof(database), "the final meld must have stage thread id 0; premeld threads use 1..t");
@@ -85,6 +117,7 @@ public sealed class ThreadedPipeline : IDisposable
         _database = database;
         _delay = delay;
         _melded = melded;
+        _grouping = options.GroupMeld;
         _schedule = new PremeldSchedule(premeldThreads, distance, database.LastAppended);
         _lastSubmitted = _lastMelded = _schedule.Start;
         _premeld = new MeldOperator[premeldThreads];
@@ -110,16 +143,29 @@ public sealed class ThreadedPipeline : IDisposable
             Array.Fill(lane, -1);
         }
 
-        var ring = (premeldThreads * distance) + 2;
+        var ring = (premeldThreads * distance) + 3;
         _states = new DatabaseState?[ring];
         _stateOrdinals = new long[ring];
         Array.Fill(_stateOrdinals, -1);
         if (premeldThreads > 0)
         {
             Publish(_schedule.Start, database.PinCurrent());
+            if (_grouping && _schedule.Start % 2 == 0)
+            {
+                // "The state after" an odd ordinal is the state after its pair's predecessor.
+                Publish(_schedule.Start + 1, database.PinCurrent());
+            }
         }
 
-        _threads = new Thread[premeldThreads + 1];
+        _units = new Unit[window];
+        _unitOrdinals = new long[window];
+        Array.Fill(_unitOrdinals, -1);
+        if (_grouping)
+        {
+            _group = new MeldOperator(options.GroupThreadId, new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange));
+        }
+
+        _threads = new Thread[premeldThreads + (_grouping ? 2 : 1)];
         for (var i = 0; i < premeldThreads; i++)
         {
             var lane = i;
@@ -127,6 +173,10 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         _threads[premeldThreads] = new Thread(() => Run(FinalLoop)) { IsBackground = true, Name = "final-meld" };
+        if (_grouping)
+        {
+            _threads[premeldThreads + 1] = new Thread(() => Run(GroupLoop)) { IsBackground = true, Name = "group-meld" };
+        }
         foreach (var i in startOrder ?? Enumerable.Range(0, _threads.Length).ToArray())
         {
             _threads[i].Start();
@@ -135,6 +185,22 @@ public sealed class ThreadedPipeline : IDisposable
 
     /// <summary>The premeld operators (their counters are premeld's statistics).</summary>
     public IReadOnlyList<MeldOperator> PremeldOperators => _premeld;
+
+    /// <summary>The group-meld operator, when group meld is on.</summary>
+    public MeldOperator? GroupOperator => _group;
+
+    /// <summary>
+    /// What final meld does for one ordinal: meld <see cref="Intention"/> (which may be a group
+    /// covering the next ordinal too), report the decision already made for it
+    /// (<see cref="Covered"/>: the group melded at the previous ordinal), or skip it (aborted
+    /// earlier, <see cref="Abort"/> says by whom).
+    /// </summary>
+    private struct Unit
+    {
+        public Intention? Intention;
+        public MeldOutcome Abort;
+        public bool Covered;
+    }
 
     /// <summary>The ordinal of the last intention final meld has finished.</summary>
     public long LastMelded => Volatile.Read(ref _lastMelded);
@@ -251,7 +317,7 @@ public sealed class ThreadedPipeline : IDisposable
                 }
 
                 var input = _states[stateSlot]!;
-                if (_schedule.Applies(v, intention.SnapshotSequence, input) && Valid(intention))
+                if (_schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
                 {
                     abort = op.Premeld(intention, input, out result);
                 }
@@ -296,42 +362,152 @@ public sealed class ThreadedPipeline : IDisposable
         return v;
     }
 
+    /// <summary>Takes intention <paramref name="v"/> as the premeld stage left it (or as submitted, without premeld).</summary>
+    private bool TakeResult(long v, out Intention? intention, out MeldOutcome abort)
+    {
+        if (_premeld.Length == 0)
+        {
+            var slot = (int)(v % _inputs[0].Length);
+            abort = default;
+            intention = null;
+            if (!WaitUntil(ref _inputOrdinals[0][slot], v, v))
+            {
+                return false;
+            }
+
+            intention = _inputs[0][slot];
+            _inputs[0][slot] = null;
+            Volatile.Write(ref _inputOrdinals[0][slot], -1);
+            return true;
+        }
+
+        var r = (int)(v % _results.Length);
+        intention = null;
+        abort = default;
+        if (!WaitUntil(ref _resultOrdinals[r], v, v))
+        {
+            return false;
+        }
+
+        intention = _results[r];
+        abort = _premeldAborts[r];
+        _results[r] = null;
+        Volatile.Write(ref _resultOrdinals[r], -1);
+        return true;
+    }
+
+    /// <summary>
+    /// The group-meld thread: pairs 2k − 1 and 2k as <see cref="ReferencePipeline"/> does and
+    /// hands final meld one unit per ordinal.
+    /// </summary>
+    private void GroupLoop()
+    {
+        Intention? held = null;
+        var heldAbort = default(MeldOutcome);
+        long heldOrdinal = 0;
+        for (var v = _schedule.Start + 1; !_stopping; v++)
+        {
+            if (!TakeResult(v, out var intention, out var abort))
+            {
+                // The end of the log inside a pair: the first goes alone (as ReferencePipeline.Flush).
+                if (heldOrdinal != 0 && !_stopping)
+                {
+                    PutUnit(heldOrdinal, held, heldAbort, covered: false);
+                }
+
+                return;
+            }
+
+            _delay?.Invoke(PipelineStage.GroupMeld, v);
+            if (v % 2 == 1)
+            {
+                (held, heldAbort, heldOrdinal) = (intention, abort, v);
+                continue;
+            }
+
+            if (heldOrdinal != v - 1)
+            {
+                PutUnit(v, intention, abort, covered: false);
+                continue;
+            }
+
+            heldOrdinal = 0;
+            if (held is not null && intention is not null && (held.IsValidated || Valid(held)) && (intention.IsValidated || Valid(intention))
+                && MeldOperator.CanGroup(held, intention))
+            {
+                var outcome = _group!.Group(held, intention, out var unit, out var decision);
+                switch (decision)
+                {
+                    case GroupDecision.Grouped:
+                        PutUnit(v - 1, unit, default, covered: false);
+                        PutUnit(v, null, default, covered: true);
+                        break;
+                    case GroupDecision.SecondAborted:
+                        PutUnit(v - 1, unit, default, covered: false);
+                        PutUnit(v, null, outcome, covered: false);
+                        break;
+                    default:
+                        PutUnit(v - 1, null, outcome, covered: false);
+                        PutUnit(v, null, outcome, covered: false);
+                        break;
+                }
+            }
+            else
+            {
+                PutUnit(v - 1, held, heldAbort, covered: false);
+                PutUnit(v, intention, abort, covered: false);
+            }
+
+            held = null;
+        }
+    }
+
+    private void PutUnit(long v, Intention? intention, in MeldOutcome abort, bool covered)
+    {
+        var slot = (int)(v % _units.Length);
+        if (!WaitUntil(ref _unitOrdinals[slot], -1, v))
+        {
+            return;
+        }
+
+        _units[slot] = new Unit { Intention = intention, Abort = abort, Covered = covered };
+        Volatile.Write(ref _unitOrdinals[slot], v);
+    }
+
     private void FinalLoop()
     {
         var t = _premeld.Length;
+        var last = default(MeldOutcome);
         for (var v = _schedule.Start + 1; !_stopping; v++)
         {
             Intention? intention;
             MeldOutcome outcome;
-            if (t == 0)
+            var covered = false;
+            if (_grouping)
             {
-                var slot = (int)(v % _inputs[0].Length);
-                if (!WaitUntil(ref _inputOrdinals[0][slot], v, v))
+                var slot = (int)(v % _units.Length);
+                if (!WaitUntil(ref _unitOrdinals[slot], v, v))
                 {
                     return;
                 }
 
-                intention = _inputs[0][slot];
-                _inputs[0][slot] = null;
-                Volatile.Write(ref _inputOrdinals[0][slot], -1);
-                outcome = default;
+                var unit = _units[slot];
+                _units[slot] = default;
+                Volatile.Write(ref _unitOrdinals[slot], -1);
+                (intention, outcome, covered) = (unit.Intention, unit.Abort, unit.Covered);
             }
-            else
+            else if (!TakeResult(v, out intention, out outcome))
             {
-                var r = (int)(v % _results.Length);
-                if (!WaitUntil(ref _resultOrdinals[r], v, v))
-                {
-                    return;
-                }
-
-                intention = _results[r];
-                outcome = _premeldAborts[r];
-                _results[r] = null;
-                Volatile.Write(ref _resultOrdinals[r], -1);
+                return;
             }
 
             _delay?.Invoke(PipelineStage.FinalMeld, v);
-            if (intention is null)
+            if (covered)
+            {
+                // The group melded at v − 1 decided this one too.
+                outcome = last;
+            }
+            else if (intention is null)
             {
                 _database.Skip(v);
             }
@@ -340,9 +516,19 @@ public sealed class ThreadedPipeline : IDisposable
                 outcome = _database.Meld(intention);
             }
 
+            last = outcome;
             if (t > 0)
             {
-                Publish(v, _database.PinCurrent());
+                if (!_grouping)
+                {
+                    Publish(v, _database.PinCurrent());
+                }
+                else if (v % 2 == 0)
+                {
+                    // A pair is done: the state after it is "the state after" both v and v + 1.
+                    Publish(v, _database.PinCurrent());
+                    Publish(v + 1, _database.PinCurrent());
+                }
             }
 
             _melded?.Invoke(v, outcome, _database.Current);
