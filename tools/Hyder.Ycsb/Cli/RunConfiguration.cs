@@ -1,0 +1,259 @@
+using System.CommandLine;
+using System.Globalization;
+using Hyder.Ycsb.Driver;
+using Hyder.Ycsb.Generators;
+using Hyder.Ycsb.Targets;
+using Hyder.Ycsb.Workloads;
+using O = Hyder.Ycsb.Cli.YcsbOptions;
+
+namespace Hyder.Ycsb.Cli;
+
+/// <summary>A bad option value: the command prints the message and the usage and exits with code 2.</summary>
+internal sealed class UsageException : Exception
+{
+    public UsageException()
+    {
+    }
+
+    public UsageException(string message)
+        : base(message)
+    {
+    }
+
+    public UsageException(string message, Exception innerException)
+        : base(message, innerException)
+    {
+    }
+}
+
+/// <summary>A command line turned into checked settings, a workload and a way to open the target.</summary>
+internal sealed class RunConfiguration
+{
+    private readonly string? _postgres;
+    private readonly string _tablePrefix;
+
+    private RunConfiguration(ParseResult parse, bool run)
+    {
+        var target = parse.GetValue(O.Target);
+        if (parse.GetValue(O.Connect) is not null || target == "embedded")
+        {
+            throw new NotAvailableException(
+                "--target embedded and --connect are not yet available: they need the Hyder transaction server (issue 6). Use --target postgres or --target memory.");
+        }
+
+        TargetName = target ?? throw new UsageException("choose a target: --target postgres --pg \"<connection string>\", or --target memory.");
+        _postgres = parse.GetValue(O.Postgres);
+        _tablePrefix = parse.GetValue(O.TablePrefix)!;
+        if (TargetName == "postgres" && string.IsNullOrWhiteSpace(_postgres))
+        {
+            throw new UsageException("--target postgres needs --pg \"<connection string>\".");
+        }
+
+        if (TargetName != "postgres" && _postgres is not null)
+        {
+            throw new UsageException("--pg only applies to --target postgres.");
+        }
+
+        if (!System.Text.RegularExpressions.Regex.IsMatch(_tablePrefix, "^[a-z_][a-z0-9_]*$"))
+        {
+            throw new UsageException("--table-prefix must be lower-case letters, digits and underscores, starting with a letter or underscore.");
+        }
+
+        LoadFirst = run && parse.GetValue(O.Load);
+        if (TargetName == "memory" && run && !LoadFirst)
+        {
+            throw new UsageException("the memory target keeps nothing between processes: use run --load.");
+        }
+
+        var duration = run ? parse.GetValue(O.Duration) : null;
+        var operations = run ? parse.GetValue(O.Operations) : null;
+        if (run && duration is null && operations is null)
+        {
+            duration = 10;
+        }
+
+        Settings = new DriverSettings
+        {
+            Threads = Positive(parse, O.Threads),
+            InFlightPerThread = Positive(parse, O.InFlight),
+            TargetThroughput = AtLeastZero(parse, O.TargetThroughput),
+            Warmup = run ? TimeSpan.FromSeconds(AtLeastZero(parse, O.Warmup)) : TimeSpan.Zero,
+            Duration = duration is { } d ? (d > 0 ? TimeSpan.FromSeconds(d) : throw new UsageException("--duration must be positive.")) : null,
+            OperationCount = operations is { } n ? (n > 0 ? n : throw new UsageException("--operations must be positive.")) : null,
+            MaxRetries = AtLeastZero(parse, O.Retries),
+            Seed = parse.GetValue(O.Seed),
+            KeySize = Between(parse, O.KeySize, 4, 1024),
+            ValueSize = Between(parse, O.ValueSize, 1, 16 * 1024 * 1024),
+            HashedKeys = parse.GetValue(O.InsertOrder) == "hashed",
+            StatusInterval = TimeSpan.FromSeconds(parse.GetValue(O.StatusInterval) is var s and > 0 ? s : throw new UsageException("--status-interval must be positive.")),
+            LoadBatch = Positive(parse, O.LoadBatch),
+        };
+
+        Workload = CreateWorkload(parse);
+        var capacity = new KeyCodec(Settings.KeySize, Settings.HashedKeys).Capacity;
+        if (Workload.KeySpaces.Any(k => k.InitialRecords >= capacity))
+        {
+            throw new UsageException($"--record-count does not fit {Settings.KeySize}-byte keys (at most {capacity - 1}); use --key-size 8.");
+        }
+
+        JsonPath = parse.GetValue(O.Json);
+        CsvPath = parse.GetValue(O.Csv);
+    }
+
+    public string TargetName { get; }
+
+    public DriverSettings Settings { get; }
+
+    public Workload Workload { get; }
+
+    public bool LoadFirst { get; }
+
+    public string? JsonPath { get; }
+
+    public string? CsvPath { get; }
+
+    public static RunConfiguration From(ParseResult parse, bool run) => new(parse, run);
+
+    public ITarget CreateTarget() => TargetName switch
+    {
+        "postgres" => new PostgresTarget(_postgres!, _tablePrefix, Settings.Sessions),
+        "memory" => new MemoryReferenceTarget(),
+        _ => throw new UsageException($"unknown target {TargetName}."),
+    };
+
+    /// <summary>The settings as text, for the report header and the JSON output.</summary>
+    public IReadOnlyDictionary<string, string> Describe(ITarget target) => new SortedDictionary<string, string>(StringComparer.Ordinal)
+    {
+        ["target"] = target.Description,
+        ["workload"] = Workload.Describe(),
+        ["records"] = string.Join(", ", Workload.KeySpaces.Select(k => $"{k.Name} {k.InitialRecords}")),
+        ["threads"] = Invariant(Settings.Threads),
+        ["inFlightPerThread"] = Invariant(Settings.InFlightPerThread),
+        ["targetThroughput"] = Invariant(Settings.TargetThroughput),
+        ["warmupSeconds"] = Invariant(Settings.Warmup.TotalSeconds),
+        ["durationSeconds"] = Settings.Duration is { } d ? Invariant(d.TotalSeconds) : "",
+        ["operations"] = Settings.OperationCount is { } n ? Invariant(n) : "",
+        ["seed"] = Invariant(Settings.Seed),
+        ["keySize"] = Invariant(Settings.KeySize),
+        ["valueSize"] = Invariant(Settings.ValueSize),
+        ["insertOrder"] = Settings.HashedKeys ? "hashed" : "ordered",
+        ["retries"] = Invariant(Settings.MaxRetries),
+        ["machine"] = $"{Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
+    };
+
+    private Workload CreateWorkload(ParseResult parse)
+    {
+        var records = parse.GetValue(O.RecordCount) is var r and > 0 ? r : throw new UsageException("--record-count must be positive.");
+        var isolation = parse.GetValue(O.Isolation) switch
+        {
+            "repeatable-read" => IsolationLevel.RepeatableRead,
+            "snapshot" => IsolationLevel.Snapshot,
+            "read-committed" => IsolationLevel.ReadCommitted,
+            _ => IsolationLevel.Serializable,
+        };
+        var theta = parse.GetValue(O.ZipfianConstant);
+        if (!(theta > 0 && theta < 1))
+        {
+            throw new UsageException("--zipfian-constant must be within (0, 1) (Gray's generator, as YCSB's).");
+        }
+
+        var hotData = Fraction(parse, O.HotspotDataFraction);
+        var hotOps = parse.GetValue(O.HotspotOperationFraction) ?? 1 - hotData;
+        if (hotOps is < 0 or > 1)
+        {
+            throw new UsageException("--hotspot-op-fraction must be within [0, 1].");
+        }
+
+        var distributions = new DistributionSettings { ZipfianConstant = theta, HotspotDataFraction = hotData, HotspotOperationFraction = hotOps };
+        Distribution? distribution = parse.GetValue(O.Distribution) switch
+        {
+            null => null,
+            "uniform" => Generators.Distribution.Uniform,
+            "zipfian" => Generators.Distribution.Zipfian,
+            "hotspot" => Generators.Distribution.Hotspot,
+            _ => Generators.Distribution.Latest,
+        };
+        var name = parse.GetValue(O.Workload)!;
+        switch (name)
+        {
+            case "tx":
+                var reads = AtLeastZero(parse, O.Reads);
+                var writes = AtLeastZero(parse, O.Writes);
+                if (reads + writes == 0)
+                {
+                    throw new UsageException("--reads and --writes cannot both be 0.");
+                }
+
+                var readOnly = Fraction(parse, O.ReadOnlyShare);
+                if (readOnly > 0 && reads == 0)
+                {
+                    throw new UsageException("--read-only-share needs --reads above 0.");
+                }
+
+                return new TransactionalWorkload(records, reads, writes, readOnly, distribution ?? Generators.Distribution.Uniform, distributions, isolation);
+            case "incr1":
+                if (records < 2)
+                {
+                    throw new UsageException("incr1 needs --record-count of at least 2 (the hot counter and others).");
+                }
+
+                return new Incr1Workload(records, Fraction(parse, O.HotShare), isolation);
+            case "like":
+                if (records > ZipfTable.MaxItems)
+                {
+                    throw new UsageException($"like keeps a table of page popularity: --record-count at most {ZipfTable.MaxItems}.");
+                }
+
+                var alpha = parse.GetValue(O.LikeAlpha);
+                if (!(alpha >= 0) || double.IsInfinity(alpha))
+                {
+                    throw new UsageException("--like-alpha must be a finite number ≥ 0.");
+                }
+
+                return new LikeWorkload(records, records, alpha, Fraction(parse, O.WriteShare), isolation);
+            default:
+                var mix = CoreMix.Preset(name[0]);
+                if (distribution is { } chosen)
+                {
+                    mix = mix with { Distribution = chosen };
+                }
+
+                return new CoreWorkload(name, mix, records, Positive(parse, O.MaxScanLength), distributions, isolation);
+        }
+    }
+
+    private static int Positive(ParseResult parse, Option<int> option) =>
+        parse.GetValue(option) is var v and > 0 ? v : throw new UsageException($"{option.Name} must be positive.");
+
+    private static int AtLeastZero(ParseResult parse, Option<int> option) =>
+        parse.GetValue(option) is var v and >= 0 ? v : throw new UsageException($"{option.Name} cannot be negative.");
+
+    private static double AtLeastZero(ParseResult parse, Option<double> option) =>
+        parse.GetValue(option) is var v and >= 0 && !double.IsInfinity(v) ? v : throw new UsageException($"{option.Name} must be a finite number ≥ 0.");
+
+    private static int Between(ParseResult parse, Option<int> option, int low, int high) =>
+        parse.GetValue(option) is var v && v >= low && v <= high ? v : throw new UsageException($"{option.Name} must be within [{low}, {high}].");
+
+    private static double Fraction(ParseResult parse, Option<double> option) =>
+        parse.GetValue(option) is var v and >= 0 and <= 1 ? v : throw new UsageException($"{option.Name} must be within [0, 1].");
+
+    private static string Invariant(IFormattable value) => value.ToString(null, CultureInfo.InvariantCulture);
+}
+
+/// <summary>A documented option whose implementation waits for a part of the system that does not exist yet.</summary>
+internal sealed class NotAvailableException : Exception
+{
+    public NotAvailableException()
+    {
+    }
+
+    public NotAvailableException(string message)
+        : base(message)
+    {
+    }
+
+    public NotAvailableException(string message, Exception innerException)
+        : base(message, innerException)
+    {
+    }
+}

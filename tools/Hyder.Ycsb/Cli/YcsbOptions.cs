@@ -1,0 +1,106 @@
+using System.CommandLine;
+
+namespace Hyder.Ycsb.Cli;
+
+/// <summary>Every option of the <c>load</c> and <c>run</c> commands; docs/ycsb.md describes each.</summary>
+internal static class YcsbOptions
+{
+    public static readonly Option<string?> Target = new("--target")
+    {
+        Description = "What to drive: postgres, memory (the in-process reference target, for tests), embedded (not yet available).",
+    };
+
+    public static readonly Option<string?> Postgres = new("--pg") { Description = "PostgreSQL connection string (with --target postgres), e.g. \"Host=127.0.0.1;Username=u;Password=p;Database=d\"." };
+
+    public static readonly Option<string> TablePrefix = new("--table-prefix") { Description = "Prefix of the PostgreSQL table of each key space.", DefaultValueFactory = _ => "ycsb_" };
+
+    public static readonly Option<string?> Connect = new("--connect") { Description = "Address of a Hyder transaction server (not yet available)." };
+
+    public static readonly Option<string> Workload = new("--workload")
+    {
+        Description = "a-f (YCSB core), tx (Hyder: reads + writes per transaction), incr1 or like (Doppel).",
+        DefaultValueFactory = _ => "a",
+    };
+
+    public static readonly Option<string?> Distribution = new("--distribution") { Description = "Key distribution: uniform, zipfian, hotspot, latest (default: the workload's)." };
+
+    public static readonly Option<double> ZipfianConstant = new("--zipfian-constant") { Description = "θ of the zipfian and latest distributions, 0 < θ < 1.", DefaultValueFactory = _ => 0.99 };
+
+    public static readonly Option<double> HotspotDataFraction = new("--hotspot-data-fraction") { Description = "Share of the keys that is hot.", DefaultValueFactory = _ => 0.2 };
+
+    public static readonly Option<double?> HotspotOperationFraction = new("--hotspot-op-fraction") { Description = "Share of the operations on hot keys (default 1 - data fraction, as Hyder II §6.4.5)." };
+
+    public static readonly Option<long> RecordCount = new("--record-count") { Description = "Records the load phase inserts (per key space).", DefaultValueFactory = _ => 100_000 };
+
+    public static readonly Option<int> KeySize = new("--key-size") { Description = "Key bytes (4-7 hold 2^32 key numbers, 8 or more 2^63).", DefaultValueFactory = _ => 4 };
+
+    public static readonly Option<int> ValueSize = new("--value-size") { Description = "Value bytes of ordinary records.", DefaultValueFactory = _ => 1024 };
+
+    public static readonly Option<string> InsertOrder = new("--insert-order") { Description = "hashed (keys scattered, YCSB's default) or ordered.", DefaultValueFactory = _ => "hashed" };
+
+    public static readonly Option<int> MaxScanLength = new("--max-scan-length") { Description = "Longest scan (lengths uniform in 1..N).", DefaultValueFactory = _ => 100 };
+
+    public static readonly Option<int> Reads = new("--reads") { Description = "Reads per transaction (tx).", DefaultValueFactory = _ => 8 };
+
+    public static readonly Option<int> Writes = new("--writes") { Description = "Writes per transaction (tx).", DefaultValueFactory = _ => 2 };
+
+    public static readonly Option<double> ReadOnlyShare = new("--read-only-share") { Description = "Share of read-only transactions (tx).", DefaultValueFactory = _ => 0.0 };
+
+    public static readonly Option<string> Isolation = new("--isolation")
+    {
+        Description = "serializable, repeatable-read, snapshot or read-committed.",
+        DefaultValueFactory = _ => "serializable",
+    };
+
+    public static readonly Option<double> HotShare = new("--hot-share") { Description = "Share of transactions that increment the hot counter (incr1).", DefaultValueFactory = _ => 0.1 };
+
+    public static readonly Option<double> LikeAlpha = new("--like-alpha") { Description = "Zipf exponent of page popularity (like).", DefaultValueFactory = _ => 1.4 };
+
+    public static readonly Option<double> WriteShare = new("--write-share") { Description = "Share of write transactions (like).", DefaultValueFactory = _ => 0.5 };
+
+    public static readonly Option<int> Threads = new("--threads") { Description = "Worker threads.", DefaultValueFactory = _ => 1 };
+
+    public static readonly Option<int> InFlight = new("--in-flight") { Description = "Transactions in flight per thread (each on its own session).", DefaultValueFactory = _ => 1 };
+
+    public static readonly Option<double> TargetThroughput = new("--target-throughput") { Description = "Transactions per second over all threads; 0 = unlimited.", DefaultValueFactory = _ => 0.0 };
+
+    public static readonly Option<double> Warmup = new("--warmup") { Description = "Seconds run before measuring (run).", DefaultValueFactory = _ => 0.0 };
+
+    public static readonly Option<double?> Duration = new("--duration") { Description = "Seconds measured (run; default 10 unless --operations is given)." };
+
+    public static readonly Option<long?> Operations = new("--operations") { Description = "Transactions measured (run)." };
+
+    public static readonly Option<ulong> Seed = new("--seed") { Description = "Seed of every random stream.", DefaultValueFactory = _ => 1UL };
+
+    public static readonly Option<int> Retries = new("--retries") { Description = "Retries of an aborted transaction before it is given up.", DefaultValueFactory = _ => 10 };
+
+    public static readonly Option<double> StatusInterval = new("--status-interval") { Description = "Seconds between status lines.", DefaultValueFactory = _ => 2.0 };
+
+    public static readonly Option<int> LoadBatch = new("--load-batch") { Description = "Records per load transaction.", DefaultValueFactory = _ => 100 };
+
+    public static readonly Option<bool> Load = new("--load") { Description = "Run the load phase first, in this process (needed by --target memory)." };
+
+    public static readonly Option<string?> Json = new("--json") { Description = "Also write the report as JSON to this file." };
+
+    public static readonly Option<string?> Csv = new("--csv") { Description = "Also write the report as CSV to this file." };
+
+    /// <summary>Options both commands take.</summary>
+    public static readonly Option[] Common =
+    [
+        Target, Postgres, TablePrefix, Connect, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
+        WriteShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
+    ];
+
+    /// <summary>Options only <c>run</c> takes.</summary>
+    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load];
+
+    static YcsbOptions()
+    {
+        Target.AcceptOnlyFromAmong("postgres", "memory", "embedded");
+        Workload.AcceptOnlyFromAmong("a", "b", "c", "d", "e", "f", "tx", "incr1", "like");
+        Distribution.AcceptOnlyFromAmong("uniform", "zipfian", "hotspot", "latest");
+        InsertOrder.AcceptOnlyFromAmong("hashed", "ordered");
+        Isolation.AcceptOnlyFromAmong("serializable", "repeatable-read", "snapshot", "read-committed");
+    }
+}

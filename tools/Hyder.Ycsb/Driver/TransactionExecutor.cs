@@ -1,0 +1,138 @@
+using System.Buffers.Binary;
+using Hyder.Ycsb.Generators;
+using Hyder.Ycsb.Metrics;
+using Hyder.Ycsb.Targets;
+using Hyder.Ycsb.Workloads;
+
+namespace Hyder.Ycsb.Driver;
+
+/// <summary>
+/// Runs planned transactions on one session: encodes keys, fills values, times every operation and
+/// commit, retries aborted attempts up to the limit and records the outcome. One per in-flight
+/// slot; its buffers are reused, so it runs one transaction at a time.
+/// </summary>
+internal sealed class TransactionExecutor
+{
+    private readonly ITargetSession _session;
+    private readonly IReadOnlyList<KeySpace> _spaces;
+    private readonly KeyCodec _keys;
+    private readonly MeasurementRecorder _recorder;
+    private readonly int _maxRetries;
+    private readonly byte[] _key;
+    private readonly byte[] _value;
+    private readonly byte[] _counter = new byte[8];
+    private Rng _values;
+
+    public TransactionExecutor(ITargetSession session, IReadOnlyList<KeySpace> spaces, KeyCodec keys, int valueSize, MeasurementRecorder recorder, int maxRetries, Rng values)
+    {
+        _session = session;
+        _spaces = spaces;
+        _keys = keys;
+        _recorder = recorder;
+        _maxRetries = maxRetries;
+        _key = new byte[keys.KeySize];
+        _value = new byte[valueSize];
+        _values = values;
+    }
+
+    /// <summary>Runs <paramref name="plan"/> until it commits or the retries are used up; true when it committed.</summary>
+    public async Task<bool> RunAsync(TransactionPlan plan, CancellationToken cancellationToken)
+    {
+        var start = Clock.Now;
+        for (var attempt = 0; ; attempt++)
+        {
+            CommitOutcome outcome;
+            try
+            {
+                await _session.BeginAsync(plan.Isolation, plan.ReadOnly, cancellationToken).ConfigureAwait(false);
+                foreach (var operation in plan.Operations)
+                {
+                    await ExecuteAsync(operation, cancellationToken).ConfigureAwait(false);
+                }
+
+                var commitStart = Clock.Now;
+                outcome = await _session.CommitAsync(cancellationToken).ConfigureAwait(false);
+                _recorder.Record(Series.Commit, Clock.MicrosecondsSince(commitStart));
+            }
+            catch (TransactionAbortedException e)
+            {
+                outcome = CommitOutcome.Aborted(e.Cause);
+                await _session.RollbackAsync(cancellationToken).ConfigureAwait(false);
+            }
+
+            if (outcome.Committed)
+            {
+                _recorder.Commit(Clock.MicrosecondsSince(start));
+                return true;
+            }
+
+            _recorder.Abort(outcome.Cause);
+            if (attempt >= _maxRetries)
+            {
+                _recorder.GaveUp(Clock.MicrosecondsSince(start));
+                return false;
+            }
+        }
+    }
+
+    private async ValueTask ExecuteAsync(Operation operation, CancellationToken cancellationToken)
+    {
+        var space = _spaces[operation.Space];
+        _keys.Encode(operation.Key, _key);
+        var start = Clock.Now;
+        switch (operation.Kind)
+        {
+            case OperationKind.Read:
+                if (!await _session.GetAsync(space, _key, cancellationToken).ConfigureAwait(false))
+                {
+                    _recorder.NotFound();
+                }
+
+                break;
+            case OperationKind.Update:
+                await _session.PutAsync(space, _key, NextValue(space), cancellationToken).ConfigureAwait(false);
+                break;
+            case OperationKind.Insert:
+                await _session.InsertAsync(space, _key, NextValue(space), cancellationToken).ConfigureAwait(false);
+                break;
+            case OperationKind.Scan:
+                await _session.ScanAsync(space, _key, (int)operation.Count, cancellationToken).ConfigureAwait(false);
+                break;
+            case OperationKind.Delete:
+                await _session.DeleteAsync(space, _key, cancellationToken).ConfigureAwait(false);
+                break;
+            case OperationKind.Add:
+                await _session.AddAsync(space, _key, operation.Count, cancellationToken).ConfigureAwait(false);
+                break;
+            case OperationKind.ReadModifyWrite:
+                var read = Clock.Now;
+                if (!await _session.GetAsync(space, _key, cancellationToken).ConfigureAwait(false))
+                {
+                    _recorder.NotFound();
+                }
+
+                var write = Clock.Now;
+                _recorder.Record(Series.Read, Clock.Microseconds(read, write));
+                await _session.PutAsync(space, _key, NextValue(space), cancellationToken).ConfigureAwait(false);
+                _recorder.Record(Series.Update, Clock.MicrosecondsSince(write));
+                break;
+            default:
+                throw new ArgumentOutOfRangeException(nameof(operation), operation.Kind, null);
+        }
+
+        _recorder.Record((Series)(int)operation.Kind, Clock.MicrosecondsSince(start));
+    }
+
+    /// <summary>A fresh random value; for counters, loads write 0 and updates a random amount below 2^32.</summary>
+    private ReadOnlyMemory<byte> NextValue(KeySpace space)
+    {
+        if (space.Kind == ValueKind.Counter)
+        {
+            BinaryPrimitives.WriteInt64LittleEndian(_counter, 0);
+            return _counter;
+        }
+
+        _values.NextBytes(_value);
+        return _value;
+    }
+}

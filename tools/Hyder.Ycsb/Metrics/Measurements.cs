@@ -1,0 +1,84 @@
+namespace Hyder.Ycsb.Metrics;
+
+/// <summary>
+/// Everything measured over some span of a run: one histogram per <see cref="Series"/> and the
+/// transaction counters. Not thread-safe; <see cref="MeasurementRecorder"/> guards the instances
+/// workers write and <see cref="Add"/> merges them.
+/// </summary>
+internal sealed class Measurements
+{
+    private readonly LatencyHistogram[] _histograms;
+    private readonly long[] _aborts = new long[AbortCauses.Count];
+
+    public Measurements(long highestTrackableValue = LatencyHistogram.DefaultHighestTrackableValue)
+    {
+        _histograms = new LatencyHistogram[SeriesNames.Count];
+        for (var i = 0; i < _histograms.Length; i++)
+        {
+            _histograms[i] = new LatencyHistogram(highestTrackableValue);
+        }
+    }
+
+    /// <summary>Transactions that committed.</summary>
+    public long Committed { get; private set; }
+
+    /// <summary>Transactions given up after the last allowed retry aborted.</summary>
+    public long GaveUp { get; private set; }
+
+    /// <summary>Attempts that failed with an error that is not an abort (the error ends the run).</summary>
+    public long Errors { get; private set; }
+
+    /// <summary>Reads that found no record (a YCSB read of a key not yet inserted, for example).</summary>
+    public long NotFound { get; private set; }
+
+    /// <summary>Every aborted attempt, whatever its cause.</summary>
+    public long Aborted => _aborts.Sum();
+
+    public LatencyHistogram this[Series series] => _histograms[(int)series];
+
+    public long AbortsOf(AbortCause cause) => _aborts[(int)cause];
+
+    public void Record(Series series, long microseconds) => _histograms[(int)series].Record(microseconds);
+
+    public void CountCommit() => Committed++;
+
+    public void CountAbort(AbortCause cause) => _aborts[(int)cause]++;
+
+    public void CountGaveUp() => GaveUp++;
+
+    public void CountError() => Errors++;
+
+    public void CountNotFound() => NotFound++;
+
+    public void Add(Measurements other)
+    {
+        for (var i = 0; i < _histograms.Length; i++)
+        {
+            _histograms[i].Add(other._histograms[i]);
+        }
+
+        for (var i = 0; i < _aborts.Length; i++)
+        {
+            _aborts[i] += other._aborts[i];
+        }
+
+        Committed += other.Committed;
+        GaveUp += other.GaveUp;
+        Errors += other.Errors;
+        NotFound += other.NotFound;
+    }
+
+    public void Reset()
+    {
+        foreach (var histogram in _histograms)
+        {
+            histogram.Reset();
+        }
+
+        Array.Clear(_aborts);
+        Committed = 0;
+        GaveUp = 0;
+        Errors = 0;
+        NotFound = 0;
+    }
+}

@@ -1,0 +1,4 @@
+using Hyder.Ycsb.Cli;
+
+// dotnet run -c Release --project tools/Hyder.Ycsb -- load|run --target postgres --pg "..." [options]   (docs/ycsb.md)
+return await YcsbCommands.InvokeAsync(args, Console.Out, Console.Error).ConfigureAwait(false);

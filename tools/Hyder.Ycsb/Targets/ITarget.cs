@@ -1,0 +1,110 @@
+using Hyder.Ycsb.Metrics;
+using Hyder.Ycsb.Workloads;
+
+namespace Hyder.Ycsb.Targets;
+
+/// <summary>
+/// A system the load generator drives: PostgreSQL, the in-memory reference target, and later the
+/// Hyder transaction server (embedded or over the client). Thread-safe; each worker slot opens its
+/// own session.
+/// </summary>
+internal interface ITarget : IAsyncDisposable
+{
+    /// <summary>One line for the report's header.</summary>
+    string Description { get; }
+
+    /// <summary>Makes sure every key space has a table; empties them when <paramref name="reset"/> (the load phase).</summary>
+    Task PrepareAsync(IReadOnlyList<KeySpace> keySpaces, bool reset, CancellationToken cancellationToken);
+
+    Task<ITargetSession> OpenSessionAsync(CancellationToken cancellationToken);
+}
+
+/// <summary>
+/// One client's connection: one transaction at a time, begun, operated on, then committed or
+/// rolled back. Any operation may throw <see cref="TransactionAbortedException"/> (PostgreSQL
+/// reports serialization failures and deadlocks at the statement); the caller then rolls back.
+/// Key and value buffers are only valid until the returned task completes: a target that keeps
+/// them copies them.
+/// </summary>
+internal interface ITargetSession : IAsyncDisposable
+{
+    ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken);
+
+    /// <summary>Reads a record; false when there is none.</summary>
+    ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken);
+
+    /// <summary>Writes a record, inserting or replacing it (for counters, the value is 8 bytes little-endian).</summary>
+    ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken);
+
+    /// <summary>Inserts a record; false (and nothing written) when the key exists.</summary>
+    ValueTask<bool> InsertAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken);
+
+    /// <summary>Deletes a record; false when there was none.</summary>
+    ValueTask<bool> DeleteAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken);
+
+    /// <summary>Reads up to <paramref name="limit"/> records from <paramref name="startKey"/> upwards in key order; returns how many.</summary>
+    ValueTask<int> ScanAsync(KeySpace space, ReadOnlyMemory<byte> startKey, int limit, CancellationToken cancellationToken);
+
+    /// <summary>Adds <paramref name="delta"/> to a counter (a missing counter counts as 0).</summary>
+    ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken);
+
+    ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken);
+
+    /// <summary>Ends the transaction without committing; safe after an abort or when none is open.</summary>
+    ValueTask RollbackAsync(CancellationToken cancellationToken);
+}
+
+/// <summary>How a commit ended.</summary>
+internal readonly record struct CommitOutcome(bool Committed, AbortCause Cause)
+{
+    public static CommitOutcome Success => new(true, default);
+
+    public static CommitOutcome Aborted(AbortCause cause) => new(false, cause);
+
+    public override string ToString() => Committed ? "committed" : $"aborted ({AbortCauses.Name(Cause)})";
+}
+
+/// <summary>The target aborted the transaction during an operation; retrying it may succeed.</summary>
+internal sealed class TransactionAbortedException : Exception
+{
+    public TransactionAbortedException()
+        : this(AbortCause.Other, "The transaction was aborted.", null)
+    {
+    }
+
+    public TransactionAbortedException(string message)
+        : this(AbortCause.Other, message, null)
+    {
+    }
+
+    public TransactionAbortedException(string message, Exception innerException)
+        : this(AbortCause.Other, message, innerException)
+    {
+    }
+
+    public TransactionAbortedException(AbortCause cause, string message, Exception? innerException)
+        : base(message, innerException)
+    {
+        Cause = cause;
+    }
+
+    public AbortCause Cause { get; }
+}
+
+/// <summary>The target cannot be used (not reachable, not available yet); ends the run with a clear message.</summary>
+internal sealed class TargetUnavailableException : Exception
+{
+    public TargetUnavailableException()
+    {
+    }
+
+    public TargetUnavailableException(string message)
+        : base(message)
+    {
+    }
+
+    public TargetUnavailableException(string message, Exception innerException)
+        : base(message, innerException)
+    {
+    }
+}
