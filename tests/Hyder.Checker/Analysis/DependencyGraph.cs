@@ -1,0 +1,63 @@
+namespace Hyder.Checker;
+
+/// <summary>
+/// Transactions as nodes (by id), inferred dependencies as edges. Duplicate edges (same ends,
+/// same kind) are kept once, with the first justification found. <see cref="Seal"/> builds a
+/// compact adjacency (CSR) for the searches.
+/// </summary>
+internal sealed class DependencyGraph(int nodes)
+{
+    private readonly List<Edge> _edges = [];
+    private readonly HashSet<(int, int, EdgeKind)> _seen = [];
+    private int[]? _start;
+    private int[]? _adjacent;
+
+    public int NodeCount { get; } = nodes;
+
+    public IReadOnlyList<Edge> Edges => _edges;
+
+    /// <summary>Edge indexes leaving each node: <c>Adjacent[Start[v] .. Start[v + 1])</c>.</summary>
+    public int[] Start => _start ?? throw new InvalidOperationException("graph not sealed");
+
+    public int[] Adjacent => _adjacent ?? throw new InvalidOperationException("graph not sealed");
+
+    public void Add(Edge e)
+    {
+        if (e.From == e.To || _start is not null)
+        {
+            return;
+        }
+
+        if (_seen.Add((e.From, e.To, e.Kind)))
+        {
+            _edges.Add(e);
+        }
+    }
+
+    public int Count(EdgeKind kind) => _edges.Count(e => (e.Kind & kind) != 0);
+
+    public void Seal()
+    {
+        var start = new int[NodeCount + 1];
+        foreach (var e in _edges)
+        {
+            start[e.From + 1]++;
+        }
+
+        for (var i = 0; i < NodeCount; i++)
+        {
+            start[i + 1] += start[i];
+        }
+
+        var fill = (int[])start.Clone();
+        var adjacent = new int[_edges.Count];
+        for (var i = 0; i < _edges.Count; i++)
+        {
+            adjacent[fill[_edges[i].From]++] = i;
+        }
+
+        _start = start;
+        _adjacent = adjacent;
+        _seen.Clear();
+    }
+}
