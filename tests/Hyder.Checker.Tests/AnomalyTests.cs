@@ -143,16 +143,20 @@ public sealed class AnomalyTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public void LostUpdateIsGSingleWhenTheVersionOrderIsKnown()
+    public void LostUpdateIsCaughtWithOrWithoutTheVersionOrder()
     {
-        // Both read nil and wrote: from reads alone that is two anti-dependencies; the log's
-        // order (1 then 2) shows that T1 overwrote T0 without seeing it.
+        // Both read nil and wrote. From reads alone the cycle has two anti-dependencies, but two
+        // writers of one read version are a lost update in any version order; the log's order
+        // (1 then 2) shows the G-single itself: T1 overwrote T0 without seeing it.
         var h = new HistoryBuilder()
             .Invoke(0, ReadRegister(1, null), Write(1, 1))
             .Invoke(1, ReadRegister(1, null), Write(1, 2))
             .Ok(0, ReadRegister(1, null), Write(1, 1))
             .Ok(1, ReadRegister(1, null), Write(1, 2));
-        Assert.Equal([Anomalies.G2Item], Check(h).Names);
+        var plain = Check(h, ConsistencyModel.SnapshotIsolation);
+        Assert.Equal([Anomalies.G2Item, Anomalies.LostUpdate], plain.Names);
+        Assert.False(plain.Valid);
+        Assert.True(plain.ValidFor(ConsistencyModel.ReadCommitted));
         var order = new Dictionary<long, IReadOnlyList<long>> { [1] = [1, 2] };
         var r = HistoryChecker.Check(h.Build(), new CheckOptions { Model = ConsistencyModel.SnapshotIsolation, RegisterVersionOrder = order });
         output.WriteLine(r.ToString());

@@ -25,6 +25,13 @@ public static class Anomalies
     /// <summary>A cycle with two or more anti-dependencies (write skew).</summary>
     public const string G2Item = "G2-item";
 
+    /// <summary>
+    /// Lost update (registers): two committed transactions read the same version of a key and both
+    /// then wrote it. Whichever write came second overwrote a version its writer never saw: a
+    /// G-single in every possible version order, even when the order itself is unknown.
+    /// </summary>
+    public const string LostUpdate = "lost-update";
+
     /// <summary>Suffix of a cycle that needs a real-time edge: allowed by serializable, not by strict serializable.</summary>
     public const string RealtimeSuffix = "-realtime";
 

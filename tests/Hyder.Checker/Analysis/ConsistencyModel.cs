@@ -9,7 +9,7 @@ public enum ConsistencyModel
     /// <summary>Adya PL-2: forbids G0, G1a, G1b, G1c.</summary>
     ReadCommitted,
 
-    /// <summary>Snapshot isolation: also forbids G-single; allows G2-item (write skew).</summary>
+    /// <summary>Snapshot isolation: also forbids G-single and lost updates; allows G2-item (write skew).</summary>
     SnapshotIsolation,
 
     /// <summary>
@@ -18,7 +18,7 @@ public enum ConsistencyModel
     /// </summary>
     RepeatableRead,
 
-    /// <summary>Adya PL-3: no G0, G1a, G1b, G1c, G-single, G2-item.</summary>
+    /// <summary>Adya PL-3: no G0, G1a, G1b, G1c, G-single (nor lost update), G2-item.</summary>
     Serializable,
 
     /// <summary>Serializable in an order consistent with real time: no cycle even with real-time edges.</summary>
@@ -30,7 +30,7 @@ public static class ConsistencyModels
 {
     private static readonly string[] s_readUncommitted = [.. Anomalies.DataAnomalies, Anomalies.G0];
     private static readonly string[] s_readCommitted = [.. s_readUncommitted, Anomalies.G1a, Anomalies.G1b, Anomalies.G1c];
-    private static readonly string[] s_snapshot = [.. s_readCommitted, Anomalies.GSingle];
+    private static readonly string[] s_snapshot = [.. s_readCommitted, Anomalies.GSingle, Anomalies.LostUpdate];
     private static readonly string[] s_serializable = [.. s_snapshot, Anomalies.G2Item];
     private static readonly string[] s_strict = [.. s_serializable, .. Anomalies.Cycles.Select(Anomalies.Realtime)];
 

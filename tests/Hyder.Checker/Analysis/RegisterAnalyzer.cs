@@ -21,6 +21,7 @@ internal static class RegisterAnalyzer
         var readers = new Dictionary<(long Key, long? Value), List<int>>();
         var older = new HashSet<(long Key, long? A, long B)>();
         var firstRead = new Dictionary<long, long?>();
+        var updaters = new Dictionary<(long Key, long? Value), List<int>>();
         var written = new Dictionary<long, long>();
         foreach (var t in inf.Txns)
         {
@@ -45,15 +46,31 @@ internal static class RegisterAnalyzer
                 }
             }
 
-            if (writeFollowsRead)
+            foreach (var (key, value) in firstRead)
             {
-                foreach (var (key, value) in firstRead)
+                if (written.TryGetValue(key, out var final))
                 {
-                    if (written.TryGetValue(key, out var final))
+                    if (writeFollowsRead)
                     {
                         older.Add((key, value, final));
                     }
+
+                    if (!updaters.TryGetValue((key, value), out var list))
+                    {
+                        updaters[(key, value)] = list = [];
+                    }
+
+                    list.Add(t.Id);
                 }
+            }
+        }
+
+        foreach (var ((key, value), list) in updaters)
+        {
+            if (list.Count > 1)
+            {
+                var ids = string.Join(", ", list.Select(t => $"T{t}"));
+                inf.Report(Anomalies.LostUpdate, $"{ids} all read register {key} = {value?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "nil"} and then wrote it: all but one overwrote a version they never saw", [.. list]);
             }
         }
 
