@@ -8,9 +8,11 @@ namespace Hyder.Checker;
 internal sealed class DependencyGraph(int nodes)
 {
     private readonly List<Edge> _edges = [];
-    private readonly HashSet<(int, int, EdgeKind)> _seen = [];
+    private readonly HashSet<long> _seen = [];
     private int[]? _start;
     private int[]? _adjacent;
+    private int[]? _to;
+    private EdgeKind[]? _kind;
 
     public int NodeCount { get; } = nodes;
 
@@ -21,6 +23,12 @@ internal sealed class DependencyGraph(int nodes)
 
     public int[] Adjacent => _adjacent ?? throw new InvalidOperationException("graph not sealed");
 
+    /// <summary>Target of each edge, by edge index (the searches' hot loop reads these, not <see cref="Edge"/>).</summary>
+    public int[] To => _to ?? throw new InvalidOperationException("graph not sealed");
+
+    /// <summary>Kind of each edge, by edge index.</summary>
+    public EdgeKind[] Kind => _kind ?? throw new InvalidOperationException("graph not sealed");
+
     public void Add(Edge e)
     {
         if (e.From == e.To || _start is not null)
@@ -28,7 +36,8 @@ internal sealed class DependencyGraph(int nodes)
             return;
         }
 
-        if (_seen.Add((e.From, e.To, e.Kind)))
+        // From and To below 2^29, the kind in the low 4 bits: one long per edge identity.
+        if (_seen.Add(((long)e.From << 34) | ((long)e.To << 4) | (long)e.Kind))
         {
             _edges.Add(e);
         }
@@ -58,6 +67,8 @@ internal sealed class DependencyGraph(int nodes)
 
         _start = start;
         _adjacent = adjacent;
+        _to = _edges.Select(e => e.To).ToArray();
+        _kind = _edges.Select(e => e.Kind).ToArray();
         _seen.Clear();
     }
 }

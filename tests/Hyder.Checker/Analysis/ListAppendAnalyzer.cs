@@ -38,13 +38,14 @@ internal static class ListAppendAnalyzer
 
         var garbage = new HashSet<(long, long)>();
         var aborted = new HashSet<(int, int)>();
+        var distinct = new HashSet<long>();
         foreach (var (key, keyReads) in reads)
         {
             var order = keyReads.MaxBy(r => r.Values.Count).Values;
             var incompatible = 0;
             foreach (var r in keyReads)
             {
-                CheckElements(inf, writers, key, r, garbage, aborted);
+                CheckElements(inf, writers, key, r, garbage, aborted, distinct);
                 var compatible = IsPrefix(r.Values, order);
                 if (!compatible && incompatible++ < 3)
                 {
@@ -67,12 +68,16 @@ internal static class ListAppendAnalyzer
         }
     }
 
-    private static void CheckElements(Inference inf, Dictionary<(long, long), Writer> writers, long key, Read r, HashSet<(long, long)> garbage, HashSet<(int, int)> aborted)
+    private static void CheckElements(Inference inf, Dictionary<(long, long), Writer> writers, long key, Read r, HashSet<(long, long)> garbage, HashSet<(int, int)> aborted, HashSet<long> distinct)
     {
-        if (r.Values.Count > 1 && r.Values.Distinct().Count() != r.Values.Count)
+        distinct.Clear();
+        foreach (var v in r.Values)
         {
-            var dup = r.Values.GroupBy(v => v).First(g => g.Count() > 1).Key;
-            inf.Report(Anomalies.DuplicateElements, $"T{r.Txn} read list {key} as {Mop.FormatList(r.Values)}: {dup} appears more than once", r.Txn);
+            if (!distinct.Add(v))
+            {
+                inf.Report(Anomalies.DuplicateElements, $"T{r.Txn} read list {key} as {Mop.FormatList(r.Values)}: {v} appears more than once", r.Txn);
+                break;
+            }
         }
 
         foreach (var v in r.Values)

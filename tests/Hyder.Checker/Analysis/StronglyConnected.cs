@@ -26,7 +26,8 @@ internal static class StronglyConnected
         var cycles = new List<int[]>();
         var start = g.Start;
         var adjacent = g.Adjacent;
-        var edges = g.Edges;
+        var to = g.To;
+        var kind = g.Kind;
 
         for (var root = 0; root < n; root++)
         {
@@ -42,23 +43,24 @@ internal static class StronglyConnected
                 var descended = false;
                 while (pos < start[v + 1])
                 {
-                    var e = edges[adjacent[pos++]];
-                    if ((e.Kind & kinds) == 0)
+                    var e = adjacent[pos++];
+                    if ((kind[e] & kinds) == 0)
                     {
                         continue;
                     }
 
-                    if (index[e.To] < 0)
+                    var w = to[e];
+                    if (index[w] < 0)
                     {
                         calls.Push((v, pos));
-                        Visit(e.To);
+                        Visit(w);
                         descended = true;
                         break;
                     }
 
-                    if (onStack[e.To])
+                    if (onStack[w])
                     {
-                        low[v] = Math.Min(low[v], index[e.To]);
+                        low[v] = Math.Min(low[v], index[w]);
                     }
                 }
 

@@ -50,11 +50,6 @@ public sealed class History
                 OpType.Fail => (TxnStatus.Fail, invocation.Txn),
                 _ => (TxnStatus.Info, invocation.Txn),
             };
-            if (status == TxnStatus.Ok && op.Txn.Count != invocation.Txn.Count)
-            {
-                throw new InvalidHistoryException($"event {i}: the completion has {op.Txn.Count} micro-operations, the invocation {invocation.Txn.Count}");
-            }
-
             slots[inv.Id] = new Txn(inv.Id, op.Process, status, mops, inv.Index, i);
         }
 
