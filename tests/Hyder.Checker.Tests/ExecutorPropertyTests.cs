@@ -51,6 +51,16 @@ public sealed class ExecutorPropertyTests(ITestOutputHelper output)
         }, tests: 150, seed: 0x5E41A1);
 
     [Fact]
+    [Trait("Category", "Stress")]
+    public void CorrectExecutorsStayCleanOnManyLongRuns()
+    {
+        Properties.Check(output, "serial, long", Configs(ExecutorMode.Serial, 3000), c =>
+            Report(c, HistoryChecker.Check(Executor.Run(c).History, new CheckOptions { Model = ConsistencyModel.StrictSerializable })), tests: 300, seed: 0x10C);
+        Properties.Check(output, "snapshot isolation, long", Configs(ExecutorMode.SnapshotIsolation, 3000, minProcesses: 2), c =>
+            Report(c, HistoryChecker.Check(Executor.Run(c).History, new CheckOptions { Model = ConsistencyModel.SnapshotIsolation })), tests: 300, seed: 0x10C);
+    }
+
+    [Fact]
     public void SnapshotIsolationShowsWriteSkewAtMost()
     {
         int runs = 0, skewed = 0;
