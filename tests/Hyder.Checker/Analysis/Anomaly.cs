@@ -9,8 +9,11 @@ namespace Hyder.Checker;
 /// </summary>
 public sealed class Anomaly
 {
-    internal Anomaly(string name, IReadOnlyList<Txn> transactions, IReadOnlyList<Edge> cycle, string explanation)
+    private readonly IReadOnlyList<Txn> _history;
+
+    internal Anomaly(IReadOnlyList<Txn> history, string name, IReadOnlyList<Txn> transactions, IReadOnlyList<Edge> cycle, string explanation)
     {
+        _history = history;
         Name = name;
         Transactions = transactions;
         Cycle = cycle;
@@ -39,24 +42,11 @@ public sealed class Anomaly
             sb.Append("    ").Append(t).Append('\n');
         }
 
-        IReadOnlyList<Txn> all = Transactions.Count == 0 ? [] : Transactions;
         foreach (var e in Cycle)
         {
-            sb.Append("    ").Append(e.Describe(new Lookup(all))).Append('\n');
+            sb.Append("    ").Append(e.Describe(_history)).Append('\n');
         }
 
         return sb.ToString();
-    }
-
-    // Edge.Describe indexes transactions by id; a cycle's transactions are a subset.
-    private sealed class Lookup(IReadOnlyList<Txn> txns) : IReadOnlyList<Txn>
-    {
-        public Txn this[int index] => txns.First(t => t.Id == index);
-
-        public int Count => txns.Count;
-
-        public IEnumerator<Txn> GetEnumerator() => txns.GetEnumerator();
-
-        System.Collections.IEnumerator System.Collections.IEnumerable.GetEnumerator() => GetEnumerator();
     }
 }

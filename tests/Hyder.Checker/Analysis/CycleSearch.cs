@@ -183,6 +183,6 @@ internal sealed class CycleSearch
         }
 
         var txns = edges.Select(e => _inf.Txns[e.From]).ToArray();
-        _inf.Found.Add(new Anomaly(name, txns, edges, $"a cycle of {edges.Length} transactions with {what}"));
+        _inf.Found.Add(new Anomaly(_inf.Txns, name, txns, edges, $"a cycle of {edges.Length} transactions with {what}"));
     }
 }

@@ -45,7 +45,10 @@ public readonly record struct Edge(int From, int To, EdgeKind Kind, bool IsList,
         _ => "rt",
     };
 
-    /// <summary>One line saying why the edge exists, e.g. <c>T1 -rw-> T2: T1 read list 5 as [.. 2] and missed 3, appended next by T2</c>.</summary>
+    /// <summary>
+    /// One line saying why the edge exists, e.g. <c>T1 -rw-> T2: T1 read list 5 up to 2 and missed
+    /// 3, appended next by T2</c>. <paramref name="txns"/> is the history's transactions, indexed by id.
+    /// </summary>
     public string Describe(IReadOnlyList<Txn> txns)
     {
         var from = $"T{From}";

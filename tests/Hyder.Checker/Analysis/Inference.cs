@@ -19,7 +19,7 @@ internal sealed class Inference
     public List<Anomaly> Found { get; } = [];
 
     public void Report(string name, string explanation, params int[] txns) =>
-        Found.Add(new Anomaly(name, txns.Distinct().Select(t => Txns[t]).ToArray(), [], explanation));
+        Found.Add(new Anomaly(Txns, name, txns.Distinct().Select(t => Txns[t]).ToArray(), [], explanation));
 
     /// <summary>A transaction whose writes may have taken effect: committed or indeterminate.</summary>
     public bool MayHaveCommitted(int txn) => Txns[txn].Status != TxnStatus.Fail;
