@@ -129,6 +129,29 @@ public sealed class AnomalyTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void AntiDependenciesThatAreNotAdjacentAreGNonadjacentWhichSnapshotIsolationForbids()
+    {
+        // T0 -rw-> T1 -wr-> T2 -rw-> T3 -wr-> T0: two anti-dependencies, never consecutive.
+        var h = new HistoryBuilder()
+            .Invoke(0, Read(1), Read(4))
+            .Txn(1, Append(1, 1), Append(2, 1))
+            .Txn(2, Read(2, 1), Read(3))
+            .Txn(3, Append(3, 1), Append(4, 1))
+            .Ok(0, Read(1), Read(4, 1))
+            .Txn(4, Read(1, 1), Read(3, 1));
+        var r = Check(h, ConsistencyModel.SnapshotIsolation);
+        Assert.Equal([Anomalies.GNonadjacent, Anomalies.G2Item], r.Names);
+        Assert.False(r.Valid);
+        Assert.True(r.ValidFor(ConsistencyModel.ReadCommitted));
+        var cycle = r.Anomalies.Single(a => a.Name == Anomalies.GNonadjacent).Cycle;
+        Assert.Equal(4, cycle.Count);
+        for (var i = 0; i < cycle.Count; i++)
+        {
+            Assert.False(cycle[i].Kind == EdgeKind.RW && cycle[(i + 1) % cycle.Count].Kind == EdgeKind.RW);
+        }
+    }
+
+    [Fact]
     public void RegisterWriteSkewPassesSnapshotIsolationAndFailsSerializable()
     {
         var h = new HistoryBuilder()

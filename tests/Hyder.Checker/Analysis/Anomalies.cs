@@ -32,6 +32,13 @@ public static class Anomalies
     /// </summary>
     public const string LostUpdate = "lost-update";
 
+    /// <summary>
+    /// A cycle with two or more anti-dependencies, no two of them next to each other. Snapshot
+    /// isolation cannot produce it: under SI, every dependency cycle has two consecutive
+    /// anti-dependencies (Fekete et al., 2005), so this is the write skew SI does not excuse.
+    /// </summary>
+    public const string GNonadjacent = "G-nonadjacent";
+
     /// <summary>Suffix of a cycle that needs a real-time edge: allowed by serializable, not by strict serializable.</summary>
     public const string RealtimeSuffix = "-realtime";
 

@@ -9,7 +9,7 @@ public enum ConsistencyModel
     /// <summary>Adya PL-2: forbids G0, G1a, G1b, G1c.</summary>
     ReadCommitted,
 
-    /// <summary>Snapshot isolation: also forbids G-single and lost updates; allows G2-item (write skew).</summary>
+    /// <summary>Snapshot isolation: also forbids G-single, lost updates and G-nonadjacent; allows other G2-item cycles (write skew).</summary>
     SnapshotIsolation,
 
     /// <summary>
@@ -30,7 +30,7 @@ public static class ConsistencyModels
 {
     private static readonly string[] s_readUncommitted = [.. Anomalies.DataAnomalies, Anomalies.G0];
     private static readonly string[] s_readCommitted = [.. s_readUncommitted, Anomalies.G1a, Anomalies.G1b, Anomalies.G1c];
-    private static readonly string[] s_snapshot = [.. s_readCommitted, Anomalies.GSingle, Anomalies.LostUpdate];
+    private static readonly string[] s_snapshot = [.. s_readCommitted, Anomalies.GSingle, Anomalies.LostUpdate, Anomalies.GNonadjacent];
     private static readonly string[] s_serializable = [.. s_snapshot, Anomalies.G2Item];
     private static readonly string[] s_strict = [.. s_serializable, .. Anomalies.Cycles.Select(Anomalies.Realtime)];
 

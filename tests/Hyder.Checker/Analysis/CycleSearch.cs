@@ -5,10 +5,11 @@ namespace Hyder.Checker;
 /// G0 in the ww graph; G1c in the ww+wr graph, through a wr edge; in the full graph, a cycle
 /// through an rw edge with as few other rw edges as possible (none: G-single; otherwise
 /// G2-item); with real-time edges, a cycle through a real-time edge, named by its data edges
-/// plus "-realtime". One cycle per component and class: enough to show the anomaly, bounded
+/// plus "-realtime"; where the fewest is two or more, also a cycle whose rw edges are never adjacent
+/// (G-nonadjacent, <c>CycleSearch.Nonadjacent.cs</c>). One cycle per component and class: enough to show the anomaly, bounded
 /// work on large components.
 /// </summary>
-internal sealed class CycleSearch
+internal sealed partial class CycleSearch
 {
     private readonly Inference _inf;
     private readonly DependencyGraph _g;
@@ -85,6 +86,11 @@ internal sealed class CycleSearch
             {
                 Report(best, realtimeName);
             }
+
+            if (through == EdgeKind.RW && bestRw >= 2 && Nonadjacent(members, component, c) is { } cycle)
+            {
+                Report(cycle, realtime: false, Anomalies.GNonadjacent);
+            }
         }
     }
 
@@ -159,7 +165,7 @@ internal sealed class CycleSearch
         _via[v] = via;
     }
 
-    private void Report(List<int> cycle, bool realtime)
+    private void Report(List<int> cycle, bool realtime, string? nameOverride = null)
     {
         var edges = cycle.Select(i => _g.Edges[i]).ToArray();
         var rw = edges.Count(e => e.Kind == EdgeKind.RW);
@@ -180,6 +186,12 @@ internal sealed class CycleSearch
         {
             name = Anomalies.Realtime(name);
             what += ", closed by real-time order";
+        }
+
+        if (nameOverride is not null)
+        {
+            name = nameOverride;
+            what += ", no two of them adjacent";
         }
 
         var txns = edges.Select(e => _inf.Txns[e.From]).ToArray();
