@@ -31,7 +31,12 @@ internal sealed class DependencyGraph(int nodes)
 
     public void Add(Edge e)
     {
-        if (e.From == e.To || _start is not null)
+        if (_start is not null)
+        {
+            throw new InvalidOperationException("the graph is sealed");
+        }
+
+        if (e.From == e.To)
         {
             return;
         }
