@@ -8,3 +8,33 @@ namespace Hyder.Tree;
 /// <param name="Scv">NCV of the key in the transaction's snapshot.</param>
 /// <param name="Blind">True at read committed: the delete applies whatever the current version is.</param>
 public readonly record struct DeleteEntry(byte[] Key, NodeVersion Scv, bool Blind);
+
+/// <summary>Lookups in a delete list (sorted ordinally by key, unique).</summary>
+internal static class DeleteList
+{
+    /// <summary>The index of <paramref name="key"/>'s entry, or the complement of where it would go.</summary>
+    public static int Find(ReadOnlySpan<DeleteEntry> deletes, byte[] key)
+    {
+        int lo = 0, hi = deletes.Length - 1;
+        while (lo <= hi)
+        {
+            var mid = (lo + hi) >>> 1;
+            var c = Keys.Compare(deletes[mid].Key, key);
+            if (c == 0)
+            {
+                return mid;
+            }
+
+            if (c < 0)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid - 1;
+            }
+        }
+
+        return ~lo;
+    }
+}

@@ -283,28 +283,5 @@ public sealed partial class Transaction
         _deletes.Insert(~at, entry);
     }
 
-    private int FindDelete(byte[] key)
-    {
-        int lo = 0, hi = _deletes!.Count - 1;
-        while (lo <= hi)
-        {
-            var mid = (lo + hi) >>> 1;
-            var c = Keys.Compare(_deletes[mid].Key, key);
-            if (c == 0)
-            {
-                return mid;
-            }
-
-            if (c < 0)
-            {
-                lo = mid + 1;
-            }
-            else
-            {
-                hi = mid - 1;
-            }
-        }
-
-        return ~lo;
-    }
+    private int FindDelete(byte[] key) => DeleteList.Find(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_deletes), key);
 }

@@ -204,7 +204,7 @@ public sealed partial class MeldOperator
                 continue;
             }
 
-            if (FindDelete(first.Deletes, d.Key) >= 0)
+            if (DeleteList.Find(first.Deletes, d.Key) >= 0)
             {
                 return Conflict(AbortCause.GroupConflict, d.Key);
             }
@@ -312,31 +312,6 @@ public sealed partial class MeldOperator
 
             n = c < 0 ? n.Left : n.Right;
         }
-    }
-
-    private static int FindDelete(DeleteEntry[] deletes, byte[] key)
-    {
-        int lo = 0, hi = deletes.Length - 1;
-        while (lo <= hi)
-        {
-            var mid = (lo + hi) >>> 1;
-            var c = Keys.Compare(deletes[mid].Key, key);
-            if (c == 0)
-            {
-                return mid;
-            }
-
-            if (c < 0)
-            {
-                lo = mid + 1;
-            }
-            else
-            {
-                hi = mid - 1;
-            }
-        }
-
-        return -1;
     }
 
     /// <summary>

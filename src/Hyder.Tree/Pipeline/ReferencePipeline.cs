@@ -207,51 +207,52 @@ public sealed class ReferencePipeline
         var outcome = _group!.Group(first, second, out var unit, out var decision);
         var v1 = first.Ordinal;
         var v2 = second.Ordinal;
-        switch (decision)
+        if (decision == GroupDecision.BothAborted)
         {
-            case GroupDecision.BothAborted:
-                _database.Skip(v1);
-                _database.Skip(v2);
-                _decided.Add(new PipelineDecision(v1, outcome, PipelineStage.GroupMeld));
-                _decided.Add(new PipelineDecision(v2, outcome, PipelineStage.GroupMeld));
-                return;
-            case GroupDecision.SecondAborted:
-                if (_options.GroupFirst)
-                {
-                    unit = Premeld(unit!, v2, out var abort);
-                    if (unit is null)
-                    {
-                        _database.Skip(v1);
-                        _database.Skip(v2);
-                        _decided.Add(new PipelineDecision(v1, abort, PipelineStage.Premeld));
-                        _decided.Add(new PipelineDecision(v2, outcome, PipelineStage.GroupMeld));
-                        return;
-                    }
-                }
-
-                _decided.Add(new PipelineDecision(v1, TimedMeld(unit!), PipelineStage.FinalMeld));
-                _database.Skip(v2);
-                _decided.Add(new PipelineDecision(v2, outcome, PipelineStage.GroupMeld));
-                return;
-            default:
-                if (_options.GroupFirst)
-                {
-                    unit = Premeld(unit!, v2, out var abort);
-                    if (unit is null)
-                    {
-                        _database.Skip(v1);
-                        _database.Skip(v2);
-                        _decided.Add(new PipelineDecision(v1, abort, PipelineStage.Premeld));
-                        _decided.Add(new PipelineDecision(v2, abort, PipelineStage.Premeld));
-                        return;
-                    }
-                }
-
-                var final = TimedMeld(unit!);
-                _decided.Add(new PipelineDecision(v1, final, PipelineStage.FinalMeld));
-                _decided.Add(new PipelineDecision(v2, final, PipelineStage.FinalMeld));
-                return;
+            Aborted(v1, outcome, PipelineStage.GroupMeld);
+            Aborted(v2, outcome, PipelineStage.GroupMeld);
+            return;
         }
+
+        // What goes on (the group, or the first alone) is premelded now when grouping comes first.
+        var premeldAbort = default(MeldOutcome);
+        if (_options.GroupFirst)
+        {
+            unit = Premeld(unit!, v2, out premeldAbort);
+        }
+
+        if (unit is null)
+        {
+            Aborted(v1, premeldAbort, PipelineStage.Premeld);
+            if (decision == GroupDecision.SecondAborted)
+            {
+                Aborted(v2, outcome, PipelineStage.GroupMeld);
+            }
+            else
+            {
+                Aborted(v2, premeldAbort, PipelineStage.Premeld);
+            }
+
+            return;
+        }
+
+        var final = TimedMeld(unit);
+        _decided.Add(new PipelineDecision(v1, final, PipelineStage.FinalMeld));
+        if (decision == GroupDecision.SecondAborted)
+        {
+            Aborted(v2, outcome, PipelineStage.GroupMeld);
+        }
+        else
+        {
+            _decided.Add(new PipelineDecision(v2, final, PipelineStage.FinalMeld));
+        }
+    }
+
+    /// <summary>Records an abort decided before final meld, so final meld can go past it.</summary>
+    private void Aborted(long v, in MeldOutcome outcome, PipelineStage stage)
+    {
+        _database.Skip(v);
+        _decided.Add(new PipelineDecision(v, outcome, stage));
     }
 
     /// <summary>One part melded on its own: aborted earlier (null), or through final meld.</summary>
@@ -259,8 +260,7 @@ public sealed class ReferencePipeline
     {
         if (part is null)
         {
-            _database.Skip(v);
-            _decided.Add(new PipelineDecision(v, abort, PipelineStage.Premeld));
+            Aborted(v, abort, PipelineStage.Premeld);
         }
         else
         {
