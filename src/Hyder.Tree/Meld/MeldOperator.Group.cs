@@ -95,6 +95,7 @@ public sealed partial class MeldOperator
             // The exception to fate sharing: the first goes on exactly as it came.
             decision = GroupDecision.SecondAborted;
             group = first;
+            _outcome.Grouped = false;
             ClearGrafted(first.Root);
             Discard(second);
         }
