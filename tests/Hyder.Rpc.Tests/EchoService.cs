@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using Google.Protobuf;
 
 namespace Hyder.Rpc.Tests;
@@ -19,6 +20,9 @@ internal sealed class EchoService
 {
     /// <summary>Completes when a Wait call's token fires: "deadline" or "cancelled".</summary>
     public TaskCompletionSource<string> WaitEnded { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>How every Wait call ended, in order.</summary>
+    public ConcurrentQueue<string> WaitEndings { get; } = new();
 
     public RpcServiceRegistry Register(RpcServiceRegistry registry) => registry
         .AddUnary(EchoMethods.Unary, UnaryAsync)
@@ -96,7 +100,9 @@ internal sealed class EchoService
         catch (OperationCanceledException)
         {
             // Timers and the wall clock differ by a few milliseconds; the tests' deadlines and cancellations are far apart.
-            WaitEnded.TrySetResult(DateTime.UtcNow >= context.Deadline.AddMilliseconds(-50) ? "deadline" : "cancelled");
+            var ending = DateTime.UtcNow >= context.Deadline.AddMilliseconds(-50) ? "deadline" : "cancelled";
+            WaitEndings.Enqueue(ending);
+            WaitEnded.TrySetResult(ending);
             throw;
         }
 
