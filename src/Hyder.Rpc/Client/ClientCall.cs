@@ -20,6 +20,8 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
     private readonly Method<TRequest, TResponse> _method;
     private readonly CallOptions _options;
     private readonly CancellationTokenSource _cts;
+    private readonly CancellationTokenSource? _deadlineTimer;
+    private readonly CancellationTokenRegistration _deadlineRegistration;
     private readonly RequestContent _content;
     private readonly HttpRequestMessage _request;
     private readonly TaskCompletionSource<Metadata> _headers = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -55,7 +57,9 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
             headers.TryAddWithoutValidation(GrpcProtocol.TimeoutHeader, GrpcTimeout.Format(remaining));
             if (remaining < s_maxTimer)
             {
-                _cts.CancelAfter(remaining < TimeSpan.Zero ? TimeSpan.Zero : remaining);
+                // Its own timer, so a failure can tell the deadline from a cancellation without reading the clock.
+                _deadlineTimer = new CancellationTokenSource(remaining < TimeSpan.Zero ? TimeSpan.Zero : remaining);
+                _deadlineRegistration = _deadlineTimer.Token.Register(static s => ((CancellationTokenSource)s!).Cancel(), _cts);
             }
         }
 
@@ -157,6 +161,8 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
             _cts.Cancel();
         }
 
+        _deadlineRegistration.Dispose();
+        _deadlineTimer?.Dispose();
         _reader?.Complete();
         _request.Dispose();
         if (_response.IsCompletedSuccessfully)
@@ -258,10 +264,7 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
             _trailers = trailers;
         }
 
-        if (!_disposed)
-        {
-            _cts.CancelAfter(Timeout.InfiniteTimeSpan); // the deadline timer has nothing left to guard
-        }
+        _deadlineRegistration.Dispose(); // the deadline has nothing left to guard
 
         _content.Abort(new RpcException(status, trailers));
         _headers.TrySetResult(trailers ?? new Metadata());
@@ -289,7 +292,7 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
     {
         if (_cts.IsCancellationRequested || e is OperationCanceledException)
         {
-            return _options.Deadline is { } deadline && DateTime.UtcNow >= deadline.ToUniversalTime() && !_options.CancellationToken.IsCancellationRequested
+            return _deadlineTimer?.IsCancellationRequested == true && !_options.CancellationToken.IsCancellationRequested
                 ? new RpcException(new Status(StatusCode.DeadlineExceeded, "Deadline exceeded."), null, e)
                 : new RpcException(new Status(StatusCode.Cancelled, "The call was cancelled."), null, e);
         }
