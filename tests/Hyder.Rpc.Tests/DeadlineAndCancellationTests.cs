@@ -11,10 +11,12 @@ public sealed class DeadlineAndCancellationTests
     {
         await using var t = await TestServer.StartAsync();
         var watch = Stopwatch.StartNew();
+
+        // 1 s leaves a loaded machine (CI runs the test assemblies side by side) time to reach the handler.
         var e = await Assert.ThrowsAsync<RpcException>(async () =>
-            await t.Channel.UnaryCall(EchoMethods.Wait, new EchoRequest(), new CallOptions(Deadline: DateTime.UtcNow.AddMilliseconds(200))));
+            await t.Channel.UnaryCall(EchoMethods.Wait, new EchoRequest(), new CallOptions(Deadline: DateTime.UtcNow.AddSeconds(1))));
         Assert.Equal(StatusCode.DeadlineExceeded, e.StatusCode);
-        Assert.InRange(watch.Elapsed, TimeSpan.FromMilliseconds(150), TimeSpan.FromSeconds(5));
+        Assert.InRange(watch.Elapsed, TimeSpan.FromMilliseconds(950), TimeSpan.FromSeconds(6));
         Assert.Equal("deadline", await t.Service.WaitEnded.Task.WaitAsync(TimeSpan.FromSeconds(5)));
     }
 
@@ -25,11 +27,11 @@ public sealed class DeadlineAndCancellationTests
         await using var t = await TestServer.StartAsync();
         using var http = RawGrpc.CreateClient();
         using var request = RawGrpc.Request(t.Server.Address, EchoMethods.Wait.FullName, RawGrpc.Frame(new EchoRequest()));
-        request.Headers.TryAddWithoutValidation("grpc-timeout", "200m");
+        request.Headers.TryAddWithoutValidation("grpc-timeout", "1S");
         var watch = Stopwatch.StartNew();
-        using var response = await http.SendAsync(request).WaitAsync(TimeSpan.FromSeconds(5));
+        using var response = await http.SendAsync(request).WaitAsync(TimeSpan.FromSeconds(6));
         await response.Content.ReadAsByteArrayAsync();
-        Assert.InRange(watch.Elapsed, TimeSpan.FromMilliseconds(150), TimeSpan.FromSeconds(5));
+        Assert.InRange(watch.Elapsed, TimeSpan.FromMilliseconds(950), TimeSpan.FromSeconds(6));
         Assert.Equal("4", RawGrpc.Status(response));
         Assert.Equal("deadline", await t.Service.WaitEnded.Task.WaitAsync(TimeSpan.FromSeconds(5)));
     }
@@ -40,7 +42,7 @@ public sealed class DeadlineAndCancellationTests
         await using var t = await TestServer.StartAsync();
         using var cts = new CancellationTokenSource();
         var call = t.Channel.UnaryCall(EchoMethods.Wait, new EchoRequest(), new CallOptions(Deadline: DateTime.UtcNow.AddSeconds(30), CancellationToken: cts.Token));
-        await Task.Delay(100); // the call reaches the handler; nothing orders this but time, and a late arrival still passes
+        await t.Service.WaitStarted.Task.WaitAsync(TimeSpan.FromSeconds(10));
         cts.Cancel();
         var e = await Assert.ThrowsAsync<RpcException>(async () => await call);
         Assert.Equal(StatusCode.Cancelled, e.StatusCode);

@@ -92,7 +92,7 @@ def main():
         out["deadline"] = dict(error(e), seconds=time.monotonic() - started)
 
     future = wait.future(pb.EchoRequest(), timeout=TIMEOUT)
-    time.sleep(0.2)
+    time.sleep(1.0)  # time for the call to reach the handler on a loaded machine
     future.cancel()
     out["cancel"] = {"cancelled": future.cancelled()}
 
