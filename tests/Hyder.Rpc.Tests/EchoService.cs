@@ -27,6 +27,14 @@ internal sealed class EchoService
     /// <summary>How every Wait call ended, in order.</summary>
     public ConcurrentQueue<string> WaitEndings { get; } = new();
 
+    /// <summary>Completes with the time (UTC) the first Wait call's token fired, whichever side fired it.</summary>
+    public TaskCompletionSource<DateTime> WaitCancelledAt { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>How many Wait calls reached their handler.</summary>
+    public int WaitStarts => Volatile.Read(ref _waitStarts);
+
+    private int _waitStarts;
+
     public RpcServiceRegistry Register(RpcServiceRegistry registry) => registry
         .AddUnary(EchoMethods.Unary, UnaryAsync)
         .AddServerStreaming(EchoMethods.Count, CountAsync)
@@ -96,13 +104,22 @@ internal sealed class EchoService
 
     private async Task<EchoReply> WaitAsync(EchoRequest request, ServerCallContext context)
     {
+        Interlocked.Increment(ref _waitStarts);
         WaitStarted.TrySetResult();
+        if (request.Text == "headers")
+        {
+            // Lets a client that cannot see our WaitStarted know the call reached the handler.
+            await context.WriteResponseHeadersAsync(new Metadata());
+        }
+
         try
         {
             await Task.Delay(Timeout.Infinite, context.CancellationToken);
         }
         catch (OperationCanceledException)
         {
+            WaitCancelledAt.TrySetResult(DateTime.UtcNow);
+
             // The client resets the stream at its deadline too, and may beat the server's timer: the tests' deadlines and cancellations are seconds apart.
             var ending = DateTime.UtcNow >= context.Deadline.AddMilliseconds(-500) ? "deadline" : "cancelled";
             WaitEndings.Enqueue(ending);
