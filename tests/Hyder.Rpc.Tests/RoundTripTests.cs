@@ -197,4 +197,17 @@ public sealed class RoundTripTests
         var texts = await Task.WhenAll(calls);
         Assert.Equal(Enumerable.Range(0, 200).Select(i => $"c{i}"), texts);
     }
+
+    [Fact]
+    public async Task ResponseHeadersAreSentWhenTheHandlerWritesThem()
+    {
+        // Wait with "headers" sends its headers, then waits for its token: the headers must not wait
+        // for a message or the status. Called as server streaming (the same bytes on the wire), whose
+        // headers the client hands over as they arrive.
+        await using var t = await TestServer.StartAsync();
+        var waitAsStream = new Method<EchoRequest, EchoReply>(MethodType.ServerStreaming, EchoMethods.Service, "Wait", EchoRequest.Parser, EchoReply.Parser);
+        using var call = t.Channel.ServerStreamingCall(waitAsStream, new EchoRequest { Text = "headers" }, new CallOptions(Deadline: DateTime.UtcNow.AddSeconds(30)));
+        await call.ResponseHeadersAsync.WaitAsync(TimeSpan.FromSeconds(10));
+        Assert.False(t.Service.WaitCancelledAt.Task.IsCompleted);
+    }
 }

@@ -152,6 +152,13 @@ internal sealed class ServerCall : ServerCallContext, IDisposable
 
             StartResponse(responseHeaders);
             await _http.Response.StartAsync(_callCts.Token).ConfigureAwait(false);
+
+            // Kestrel's StartAsync only queues the HEADERS frame; a flush sends it now.
+            var flush = await _http.Response.BodyWriter.FlushAsync(_callCts.Token).ConfigureAwait(false);
+            if (flush.IsCanceled)
+            {
+                throw new OperationCanceledException(_callCts.Token);
+            }
         }
         catch (Exception e) when (e is IOException or OperationCanceledException)
         {
