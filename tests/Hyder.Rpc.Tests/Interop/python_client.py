@@ -32,6 +32,7 @@ def main():
     collect = channel.stream_unary(SERVICE + "Collect", request_serializer=ser, response_deserializer=des)
     chat = channel.stream_stream(SERVICE + "Chat", request_serializer=ser, response_deserializer=des)
     wait = channel.unary_unary(SERVICE + "Wait", request_serializer=ser, response_deserializer=des)
+    wait_streaming = channel.unary_stream(SERVICE + "Wait", request_serializer=ser, response_deserializer=des)
     nope = channel.unary_unary(SERVICE + "Nope", request_serializer=ser, response_deserializer=des)
     out = {"grpc_version": grpc.__version__}
 
@@ -91,8 +92,12 @@ def main():
     except grpc.RpcError as e:
         out["deadline"] = dict(error(e), seconds=time.monotonic() - started)
 
-    future = wait.future(pb.EchoRequest(), timeout=TIMEOUT)
-    time.sleep(1.0)  # time for the call to reach the handler on a loaded machine
+    # "headers" makes the handler send its response headers once it runs: cancel only after they
+    # arrive, so the cancellation cannot overtake the call on its way to the handler. Called as
+    # server streaming (the same bytes on the wire) because grpcio hands a unary call's headers
+    # over only with its status.
+    future = wait_streaming(pb.EchoRequest(text="headers"), timeout=TIMEOUT)
+    future.initial_metadata()
     future.cancel()
     out["cancel"] = {"cancelled": future.cancelled()}
 
