@@ -287,14 +287,27 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
         }
     }
 
+    /// <summary>
+    /// The deadline has passed: its timer fired (which may be a millisecond before the clock agrees),
+    /// or the clock says so (the timer may run late on a loaded machine, and the server's reset or a
+    /// broken connection may be noticed first).
+    /// </summary>
+    private bool DeadlinePassed =>
+        _deadlineTimer?.IsCancellationRequested == true
+        || (_deadlineTimer is not null && _options.Deadline is { } deadline && DateTime.UtcNow >= deadline.ToUniversalTime());
+
     /// <summary>The status for a transport failure: our deadline, our cancellation, or what the stream reset says.</summary>
     private RpcException Map(Exception e)
     {
+        if (DeadlinePassed && !_options.CancellationToken.IsCancellationRequested)
+        {
+            // Once the deadline has passed, whatever ended the call, the deadline is why.
+            return new RpcException(new Status(StatusCode.DeadlineExceeded, "Deadline exceeded."), null, e);
+        }
+
         if (_cts.IsCancellationRequested || e is OperationCanceledException)
         {
-            return _deadlineTimer?.IsCancellationRequested == true && !_options.CancellationToken.IsCancellationRequested
-                ? new RpcException(new Status(StatusCode.DeadlineExceeded, "Deadline exceeded."), null, e)
-                : new RpcException(new Status(StatusCode.Cancelled, "The call was cancelled."), null, e);
+            return new RpcException(new Status(StatusCode.Cancelled, "The call was cancelled."), null, e);
         }
 
         for (var inner = e; inner is not null; inner = inner.InnerException)
