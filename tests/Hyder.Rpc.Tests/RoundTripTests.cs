@@ -66,18 +66,7 @@ public sealed class RoundTripTests
     public async Task DuplexCallRepliesToEachRequestBeforeTheNextIsSent()
     {
         await using var t = await TestServer.StartAsync();
-        using var call = t.Channel.DuplexStreamingCall(EchoMethods.Chat, Options());
-        for (var i = 0; i < 20; i++)
-        {
-            await call.RequestStream.WriteAsync(new EchoRequest { Text = $"m{i}" });
-            Assert.True(await call.ResponseStream.MoveNext());
-            Assert.Equal($"m{i}", call.ResponseStream.Current.Text);
-            Assert.Equal(i, call.ResponseStream.Current.Index);
-        }
-
-        await call.RequestStream.CompleteAsync();
-        Assert.False(await call.ResponseStream.MoveNext());
-        Assert.Equal(StatusCode.OK, call.GetStatus().StatusCode);
+        await EchoScenarios.ChatInterleavedAsync(t.Channel, 20, Options());
     }
 
     [Fact]

@@ -16,7 +16,6 @@ public enum GroupDecision : byte
 public sealed partial class MeldOperator
 {
     private bool _grouping;
-    private long _firstOrdinal;
     private byte[]? _incompatibleKey;
     private readonly List<KeyRange> _secondRanges = [];
 
@@ -54,20 +53,11 @@ public sealed partial class MeldOperator
             ThrowHelper.ThrowInvalidOperation($"{first} and {second} cannot be grouped");
         }
 
-        _intention = second;
-        _state = null;
-        _ownerLow = first.Ordinal;
-        _ownerHigh = second.Ordinal;
-        _firstOrdinal = first.Ordinal;
-        _apply = true;
-        _intentionMode = true;
+        Begin(second, lcs: null, ownerLow: first.Ordinal, apply: true, intentionMode: true);
         _grouping = true;
-        _deferred = false;
         _incompatibleKey = null;
         _movedRanges.Clear();
         _secondRanges.Clear();
-        _sequenceAtStart = _sequence;
-        _outcome = default;
         _outcome.ConflictZoneLength = second.Ordinal - 1 - Math.Min(first.SnapshotSequence, second.OldestSnapshotSequence);
         _outcome.Grouped = true;
 
@@ -119,9 +109,8 @@ public sealed partial class MeldOperator
                 firstRanges = [.. firstRanges, .. _movedRanges];
             }
 
-            group = Intention.Grouped(first, second, root, MergeDeletes(first, second), firstRanges, [.. second.RootRanges, .. _secondRanges]);
-            _ownerLow = first.Ordinal;
-            _ownerHigh = second.Ordinal;
+            var secondRanges = _secondRanges.Count == 0 ? second.RootRanges : [.. second.RootRanges, .. _secondRanges];
+            group = Intention.Grouped(first, second, root, MergeDeletes(first, second), firstRanges, secondRanges);
             RecycleIntention(first.Root, keepGrafted: true);
             RecycleIntention(second.Root, keepGrafted: true);
             _fresh.Clear();
@@ -262,7 +251,7 @@ public sealed partial class MeldOperator
     /// <summary>The key of a node the first part wrote inside <paramref name="r"/>, or null.</summary>
     private byte[]? FirstWritesIn(Node? n, in KeyRange r)
     {
-        if (n is null || n.Owner != _firstOrdinal)
+        if (n is null || n.Owner != _ownerLow)
         {
             return null;
         }
@@ -320,7 +309,7 @@ public sealed partial class MeldOperator
     /// check moved onto the write), and the second's, except blind deletes of keys the first
     /// already deleted. Sorted and unique, as every delete list.
     /// </summary>
-    private static DeleteEntry[] MergeDeletes(Intention first, Intention second)
+    private DeleteEntry[] MergeDeletes(Intention first, Intention second)
     {
         if (first.Deletes.Length == 0 && second.Deletes.Length == 0)
         {
@@ -335,7 +324,7 @@ public sealed partial class MeldOperator
             if (c < 0)
             {
                 var d = first.Deletes[i++];
-                if (!WrittenBy(second.Root, d.Key, second.Ordinal))
+                if (FindPart(second.Root, d.Key, second.Ordinal) is not { Altered: true })
                 {
                     merged.Add(d);
                 }
@@ -353,22 +342,6 @@ public sealed partial class MeldOperator
         }
 
         return [.. merged];
-    }
-
-    private static bool WrittenBy(Node? n, byte[] key, long owner)
-    {
-        while (n is not null && n.Owner == owner)
-        {
-            var c = Keys.Compare(key, n.Key);
-            if (c == 0)
-            {
-                return n.Altered;
-            }
-
-            n = c < 0 ? n.Left : n.Right;
-        }
-
-        return false;
     }
 
     /// <summary>Clears the transient graft marks group meld left on the first part when it goes on alone.</summary>
@@ -392,7 +365,7 @@ public sealed partial class MeldOperator
         }
     }
 
-    private bool InFirst(Node n) => n.Owner == _firstOrdinal;
+    private bool InFirst(Node n) => n.Owner == _ownerLow;
 
     private bool InSecond(Node n) => n.Owner == _ownerHigh && !IsFresh(n);
 

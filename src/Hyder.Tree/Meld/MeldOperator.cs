@@ -209,16 +209,7 @@ public sealed partial class MeldOperator
                 $"{intention} cannot be melded into state #{lcs.Sequence}: its snapshot must not be newer than the state and it must come after it");
         }
 
-        _intention = intention;
-        _state = lcs;
-        _ownerLow = intention.FirstOrdinal;
-        _ownerHigh = intention.Ordinal;
-        _phantomBase = intention.PhantomBase;
-        _apply = apply;
-        _intentionMode = intentionMode;
-        _deferred = false;
-        _sequenceAtStart = _sequence;
-        _outcome = default;
+        Begin(intention, lcs, intention.FirstOrdinal, apply, intentionMode);
         _outcome.ConflictZoneLength = intention.Ordinal - 1 - intention.OldestSnapshotSequence;
         _outcome.Grouped = intention.IsGroup;
 
@@ -244,6 +235,26 @@ public sealed partial class MeldOperator
         {
             newRoot = lcs.Root;
         }
+    }
+
+    /// <summary>Resets the per-meld fields: every entry point starts here.</summary>
+    /// <param name="intention">The intention melded (for group meld, the second part).</param>
+    /// <param name="lcs">The state melded into; null for group meld, whose "state" is the first part.</param>
+    /// <param name="ownerLow">The lowest owner that counts as inside (the first part's ordinal, for a group).</param>
+    /// <param name="apply">Whether the result is kept (nodes are marked grafted, sources retired).</param>
+    /// <param name="intentionMode">Premeld and group meld: the output is an intention, not a state.</param>
+    private void Begin(Intention intention, DatabaseState? lcs, long ownerLow, bool apply, bool intentionMode)
+    {
+        _intention = intention;
+        _state = lcs;
+        _ownerLow = ownerLow;
+        _ownerHigh = intention.Ordinal;
+        _phantomBase = intention.PhantomBase;
+        _apply = apply;
+        _intentionMode = intentionMode;
+        _deferred = false;
+        _sequenceAtStart = _sequence;
+        _outcome = default;
     }
 
     private Node? MeldRoot(DatabaseState lcs)

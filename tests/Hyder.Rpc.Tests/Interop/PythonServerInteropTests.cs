@@ -123,18 +123,7 @@ public sealed class PythonServerInteropTests(PythonServer python) : IClassFixtur
     [Fact]
     public async Task DuplexStreamingInterleaved()
     {
-        using var call = python.Channel.DuplexStreamingCall(EchoMethods.Chat, Options());
-        for (var i = 0; i < 5; i++)
-        {
-            await call.RequestStream.WriteAsync(new EchoRequest { Text = $"m{i}" });
-            Assert.True(await call.ResponseStream.MoveNext());
-            Assert.Equal($"m{i}", call.ResponseStream.Current.Text);
-            Assert.Equal(i, call.ResponseStream.Current.Index);
-        }
-
-        await call.RequestStream.CompleteAsync();
-        Assert.False(await call.ResponseStream.MoveNext());
-        Assert.Equal(StatusCode.OK, call.GetStatus().StatusCode);
+        await EchoScenarios.ChatInterleavedAsync(python.Channel, 5, Options());
     }
 
     [Fact]
