@@ -1,0 +1,220 @@
+using Hyder.Tree;
+using Hyder.Tree.Meld;
+
+namespace Hyder.Server.Engine;
+
+/// <summary>
+/// What a transaction server offers its clients, independent of any wire protocol: the gRPC
+/// service (Hyder.Server.Grpc) maps its messages onto this, and tests can drive it directly.
+/// </summary>
+/// <remarks>
+/// Every method is safe to call from many threads. Bad input throws <see cref="EngineException"/>
+/// with <see cref="EngineErrorCode.InvalidArgument"/> before anything is applied; a full server
+/// throws <see cref="EngineErrorCode.ResourceExhausted"/>.
+/// </remarks>
+public interface ITransactionEngine
+{
+    /// <summary>The limits requests are checked against.</summary>
+    EngineLimits Limits { get; }
+
+    /// <summary>
+    /// Runs a one-shot transaction: the operations in order on the current committed state, then
+    /// (when it wrote) its intention through the log and meld. Read-only batches commit locally on
+    /// their snapshot and never reach the log.
+    /// </summary>
+    ValueTask<TransactionOutcome> ExecuteAsync(IsolationLevel isolation, IReadOnlyList<Operation> operations, CancellationToken cancellationToken = default);
+
+    /// <summary>Starts an interactive transaction on the current committed state.</summary>
+    IInteractiveTransaction Begin(IsolationLevel isolation);
+
+    /// <summary>
+    /// A read-only range scan on one snapshot: keys in [<paramref name="low"/>, <paramref name="high"/>)
+    /// in ascending order (null bounds are open), at most <paramref name="limit"/> rows (0: no limit).
+    /// </summary>
+    IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(byte[]? low, byte[]? high, int limit, CancellationToken cancellationToken = default);
+
+    /// <summary>The server's view of the cluster.</summary>
+    ValueTask<ClusterStatus> GetStatusAsync(CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// A hash of the last committed state's physical form (ephemeral ids included); waits, up to
+    /// the token, until the server has melded at least <paramref name="atLeastOrdinal"/>.
+    /// </summary>
+    ValueTask<StateHash> GetStateHashAsync(long atLeastOrdinal = 0, CancellationToken cancellationToken = default);
+
+    /// <summary>Writes a checkpoint (admin); returns the ordinal it restarts after.</summary>
+    ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default);
+}
+
+/// <summary>An interactive transaction: operations on one snapshot, then commit or abort.</summary>
+public interface IInteractiveTransaction : IAsyncDisposable
+{
+    /// <summary>The sequence of the committed state the transaction reads.</summary>
+    long SnapshotSequence { get; }
+
+    /// <summary>The isolation level.</summary>
+    IsolationLevel Isolation { get; }
+
+    /// <summary>Runs one operation on the snapshot (and the transaction's own writes).</summary>
+    OperationResult Execute(Operation operation);
+
+    /// <summary>Commits: appends the intention (if any) and waits for the local final meld's decision.</summary>
+    ValueTask<TransactionOutcome> CommitAsync(CancellationToken cancellationToken = default);
+
+    /// <summary>Throws the transaction's work away.</summary>
+    void Abort();
+}
+
+/// <summary>What an operation does.</summary>
+public enum OperationKind : byte
+{
+    /// <summary>Read one key.</summary>
+    Get = 0,
+
+    /// <summary>Insert or update one key.</summary>
+    Put = 1,
+
+    /// <summary>Delete one key (absent keys are not an error).</summary>
+    Delete = 2,
+
+    /// <summary>Read keys in [Key, End) ascending, at most Limit rows (0: the server's maximum).</summary>
+    Scan = 3,
+}
+
+/// <summary>One operation of a transaction.</summary>
+/// <param name="Kind">What it does.</param>
+/// <param name="Key">The key (the scan's inclusive low bound; empty for unbounded).</param>
+/// <param name="Value">The payload of a put.</param>
+/// <param name="End">A scan's exclusive high bound, or null for unbounded.</param>
+/// <param name="Limit">A scan's row limit (0: the server's maximum).</param>
+public readonly record struct Operation(OperationKind Kind, byte[] Key, byte[]? Value = null, byte[]? End = null, int Limit = 0)
+{
+    /// <summary>A get.</summary>
+    public static Operation Get(byte[] key) => new(OperationKind.Get, key);
+
+    /// <summary>A put.</summary>
+    public static Operation Put(byte[] key, byte[] value) => new(OperationKind.Put, key, value);
+
+    /// <summary>A delete.</summary>
+    public static Operation Delete(byte[] key) => new(OperationKind.Delete, key);
+
+    /// <summary>A scan of [low, high).</summary>
+    public static Operation Scan(byte[] low, byte[]? high, int limit) => new(OperationKind.Scan, low, End: high, Limit: limit);
+}
+
+/// <summary>What one operation returned.</summary>
+/// <param name="Found">A get found its key (a delete: the key existed).</param>
+/// <param name="Value">A get's payload.</param>
+/// <param name="Rows">A scan's rows.</param>
+public sealed record OperationResult(bool Found, byte[]? Value = null, IReadOnlyList<KeyValuePair<byte[], byte[]>>? Rows = null)
+{
+    /// <summary>The result of a write.</summary>
+    public static OperationResult Done { get; } = new(true);
+
+    /// <summary>A get that found nothing.</summary>
+    public static OperationResult NotFound { get; } = new(false);
+}
+
+/// <summary>How a transaction ended.</summary>
+public enum TransactionStatus : byte
+{
+    /// <summary>Committed (durable in the log and melded).</summary>
+    Committed = 0,
+
+    /// <summary>Aborted by meld; <see cref="TransactionOutcome.Cause"/> says why. Nothing applied.</summary>
+    Aborted = 1,
+
+    /// <summary>The server could not learn the outcome (e.g. it stopped after appending).</summary>
+    Unknown = 2,
+}
+
+/// <summary>The outcome of a transaction.</summary>
+/// <param name="Status">Committed, aborted or unknown.</param>
+/// <param name="Cause">Why it aborted (<see cref="AbortCause.None"/> otherwise).</param>
+/// <param name="Detail">A sentence for people: the conflicting key, the rejection reason.</param>
+/// <param name="Ordinal">The intention's ordinal in the log (0 for a read-only transaction).</param>
+/// <param name="SnapshotSequence">The committed state the transaction read.</param>
+/// <param name="Results">One result per operation (one-shot transactions; empty for interactive commits).</param>
+public sealed record TransactionOutcome(
+    TransactionStatus Status,
+    AbortCause Cause,
+    string? Detail,
+    long Ordinal,
+    long SnapshotSequence,
+    IReadOnlyList<OperationResult> Results);
+
+/// <summary>The size limits requests are checked against.</summary>
+public sealed record EngineLimits
+{
+    /// <summary>Longest key, bytes.</summary>
+    public int MaxKeyBytes { get; init; } = 1024;
+
+    /// <summary>Longest payload, bytes.</summary>
+    public int MaxValueBytes { get; init; } = 64 * 1024;
+
+    /// <summary>Most operations in one transaction.</summary>
+    public int MaxOperations { get; init; } = 1024;
+
+    /// <summary>Most rows one scan returns (and the default when a scan gives no limit).</summary>
+    public int MaxScanRows { get; init; } = 10_000;
+
+    /// <summary>Largest request or response message, bytes.</summary>
+    public int MaxMessageBytes { get; init; } = 4 * 1024 * 1024;
+}
+
+/// <summary>Why the engine refused a request.</summary>
+public enum EngineErrorCode
+{
+    /// <summary>The request is malformed or over a limit; nothing was applied.</summary>
+    InvalidArgument,
+
+    /// <summary>Admission control: too many transactions await an outcome; retry later.</summary>
+    ResourceExhausted,
+
+    /// <summary>The server is starting or stopping.</summary>
+    Unavailable,
+
+    /// <summary>The operation does not fit the transaction's state (e.g. used after commit).</summary>
+    FailedPrecondition,
+}
+
+/// <summary>A request the engine refused, with the reason.</summary>
+public sealed class EngineException(EngineErrorCode code, string message) : Exception(message)
+{
+    /// <summary>Why.</summary>
+    public EngineErrorCode Code { get; } = code;
+}
+
+/// <summary>A server's view of the cluster.</summary>
+public sealed record ClusterStatus
+{
+    /// <summary>This server's name.</summary>
+    public required string ServerId { get; init; }
+
+    /// <summary>The last ordinal final meld finished.</summary>
+    public long LastMelded { get; init; }
+
+    /// <summary>The sequence of the last committed state.</summary>
+    public long CommittedSequence { get; init; }
+
+    /// <summary>Transactions appended and awaiting their outcome.</summary>
+    public int InFlight { get; init; }
+
+    /// <summary>Transactions this server committed.</summary>
+    public long Committed { get; init; }
+
+    /// <summary>Transactions this server saw aborted.</summary>
+    public long Aborted { get; init; }
+
+    /// <summary>The cluster's pipeline settings, as the log's first record states them.</summary>
+    public required string Pipeline { get; init; }
+
+    /// <summary>The peers this server broadcasts to.</summary>
+    public IReadOnlyList<string> Peers { get; init; } = [];
+}
+
+/// <summary>A state hash and the state it is of.</summary>
+/// <param name="Ordinal">The last ordinal melded into the state.</param>
+/// <param name="Sequence">The state's sequence (its last committed ordinal).</param>
+/// <param name="Hash">The hash (TreeInspector.StateHash).</param>
+public readonly record struct StateHash(long Ordinal, long Sequence, ulong Hash);
