@@ -34,6 +34,29 @@ public sealed class Database
         _current = _oldest = new DatabaseState(null, 0);
     }
 
+    /// <summary>
+    /// A database that starts from a state loaded from a checkpoint: <paramref name="root"/> is the
+    /// state after ordinal <paramref name="lastOrdinal"/> (whose last committed intention is
+    /// <paramref name="sequence"/>), and final meld numbers its next ephemeral node
+    /// <paramref name="finalMeldNextSequence"/>, exactly as on the servers that never stopped.
+    /// </summary>
+    public static Database Restore(Node? root, long sequence, long lastOrdinal, long finalMeldNextSequence, NodePool? meldPool = null)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(sequence);
+        ArgumentOutOfRangeException.ThrowIfLessThan(lastOrdinal, sequence);
+        var db = new Database(0, meldPool, finalMeldNextSequence);
+        db._current = db._oldest = new DatabaseState(root, sequence);
+        db._lastAppended = db._lastMelded = lastOrdinal;
+        return db;
+    }
+
+    private Database(byte finalMeldThreadId, NodePool? meldPool, long finalMeldNextSequence)
+    {
+        _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity, new NodeExchange());
+        _meld = new MeldOperator(finalMeldThreadId, _meldPool, finalMeldNextSequence);
+        _current = _oldest = new DatabaseState(null, 0);
+    }
+
     /// <summary>The last committed state.</summary>
     public DatabaseState Current => Volatile.Read(ref _current);
 
@@ -103,6 +126,24 @@ public sealed class Database
     }
 
     /// <summary>
+    /// Fixes an intention read from the shared log at its place: ordinal <paramref name="ordinal"/>
+    /// (intentions counted in log order, every server alike) at log position
+    /// <paramref name="position"/>. Ordinals decided without an intention (fillers, rejected
+    /// blocks) leave gaps; they are melded with <see cref="Skip"/>.
+    /// </summary>
+    public void Append(Intention intention, long ordinal, long position)
+    {
+        ArgumentNullException.ThrowIfNull(intention);
+        if (ordinal <= _lastAppended)
+        {
+            ThrowHelper.ThrowInvalidOperation($"intention #{ordinal} appended out of order: #{_lastAppended} was appended already");
+        }
+
+        intention.Seal(ordinal, position);
+        _lastAppended = ordinal;
+    }
+
+    /// <summary>
     /// Melds the next appended intention into the current state and publishes the result; the
     /// intention's snapshot pin is released and states nobody holds are reclaimed. A group
     /// intention (<see cref="Intention.IsGroup"/>) covers two ordinals and decides both.
@@ -163,6 +204,22 @@ public sealed class Database
         }
 
         _lastMelded = ordinal;
+    }
+
+    /// <summary>
+    /// Records that ordinal <paramref name="ordinal"/> committed without changing the tree (a
+    /// filler or a checkpoint marker): the next state has the same tree and sequence
+    /// <paramref name="ordinal"/>, so a transaction that starts on it names a state every server
+    /// has, and a server restarted there has too.
+    /// </summary>
+    public void SkipCommitted(long ordinal)
+    {
+        Skip(ordinal);
+        var lcs = _current;
+        var next = NewState(lcs.Root, ordinal);
+        lcs.Newer = next;
+        Volatile.Write(ref _current, next);
+        Reclaim();
     }
 
     /// <summary>Runs a transaction's intention through the log and meld (a convenience for single-threaded use).</summary>

@@ -45,6 +45,8 @@ public sealed class ThreadedPipeline : IDisposable
     private readonly Action<long, MeldOutcome, DatabaseState>? _melded;
 
     private readonly Intention?[][] _inputs;
+    private readonly MeldOutcome[][] _inputDecided;
+    private readonly long[][] _inputBarriers;
     private readonly long[][] _inputOrdinals;
     private readonly Intention?[] _results;
     private readonly MeldOutcome[] _premeldAborts;
@@ -57,8 +59,11 @@ public sealed class ThreadedPipeline : IDisposable
     private readonly Unit[] _units;
     private readonly long[] _unitOrdinals;
 
+    private readonly bool _spinOnly;
     private long _lastSubmitted;
     private long _lastMelded;
+    private long _barrier;
+    private PipelineBarrier? _capture;
     private long _end = long.MaxValue;
     private volatile bool _stopping;
     private ExceptionDispatchInfo? _failure;
@@ -99,7 +104,25 @@ public sealed class ThreadedPipeline : IDisposable
         Action<PipelineStage, long>? delay = null,
         Action<long, MeldOutcome, DatabaseState>? melded = null,
         IReadOnlyList<int>? startOrder = null)
+        : this(database, options, new PipelineRuntime { Window = window, Delay = delay, Melded = melded, StartOrder = startOrder })
     {
+    }
+
+    /// <summary>Starts the stage threads.</summary>
+    /// <param name="database">
+    /// The database whose final meld (stage thread id 0) this pipeline drives; the pipeline starts
+    /// after its <see cref="Database.LastAppended"/>, which is also the first barrier (a restarted
+    /// server's premelds never reach behind it, and neither do its peers').
+    /// </param>
+    /// <param name="options">t, d and group meld (premeld runs before group meld here).</param>
+    /// <param name="runtime">Window, hooks, the stages' first ephemeral sequences, threading policy.</param>
+    public ThreadedPipeline(Database database, PipelineOptions options, PipelineRuntime runtime)
+    {
+        ArgumentNullException.ThrowIfNull(runtime);
+        var window = runtime.Window;
+        var delay = runtime.Delay;
+        var melded = runtime.Melded;
+        var startOrder = runtime.StartOrder;
         options.Validate();
         var premeldThreads = options.PremeldThreads;
         var distance = options.Distance;
@@ -119,18 +142,28 @@ public sealed class ThreadedPipeline : IDisposable
         _melded = melded;
         _grouping = options.GroupMeld;
         _schedule = new PremeldSchedule(premeldThreads, distance, database.LastAppended);
-        _lastSubmitted = _lastMelded = _schedule.Start;
+        _lastSubmitted = _lastMelded = _barrier = _schedule.Start;
         _premeld = new MeldOperator[premeldThreads];
         var lanes = Math.Max(premeldThreads, 1);
         _inputs = new Intention?[lanes][];
+        _inputDecided = new MeldOutcome[lanes][];
+        _inputBarriers = new long[lanes][];
         _inputOrdinals = new long[lanes][];
+        var sequences = runtime.StartSequences;
+        if (sequences is not null && sequences.Premeld.Length != premeldThreads)
+        {
+            ThrowHelper.ThrowArgument(nameof(runtime), $"the start sequences name {sequences.Premeld.Length} premeld threads, the pipeline has {premeldThreads}");
+        }
+
         for (var i = 0; i < lanes; i++)
         {
             _inputs[i] = new Intention?[window];
+            _inputDecided[i] = new MeldOutcome[window];
+            _inputBarriers[i] = new long[window];
             _inputOrdinals[i] = new long[window];
             if (i < premeldThreads)
             {
-                _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange));
+                _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange), sequences?.Premeld[i] ?? 0);
             }
         }
 
@@ -162,26 +195,33 @@ public sealed class ThreadedPipeline : IDisposable
         Array.Fill(_unitOrdinals, -1);
         if (_grouping)
         {
-            _group = new MeldOperator(options.GroupThreadId, new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange));
+            _group = new MeldOperator(options.GroupThreadId, new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange), sequences?.Group ?? 0);
         }
 
-        _threads = new Thread[premeldThreads + (_grouping ? 2 : 1)];
+        var stageThreads = premeldThreads + (_grouping ? 2 : 1);
+        var policy = runtime.Threading.Resolve(stageThreads);
+        _spinOnly = policy.SpinOnly;
+        Threading = policy;
+        _threads = new Thread[stageThreads];
         for (var i = 0; i < premeldThreads; i++)
         {
             var lane = i;
-            _threads[i] = new Thread(() => Run(() => PremeldLoop(lane))) { IsBackground = true, Name = $"premeld-{i + 1}" };
+            _threads[i] = new Thread(() => Run(() => PremeldLoop(lane), policy, 1 + lane)) { IsBackground = true, Name = $"premeld-{i + 1}" };
         }
 
-        _threads[premeldThreads] = new Thread(() => Run(FinalLoop)) { IsBackground = true, Name = "final-meld" };
+        _threads[premeldThreads] = new Thread(() => Run(FinalLoop, policy, 0)) { IsBackground = true, Name = "final-meld" };
         if (_grouping)
         {
-            _threads[premeldThreads + 1] = new Thread(() => Run(GroupLoop)) { IsBackground = true, Name = "group-meld" };
+            _threads[premeldThreads + 1] = new Thread(() => Run(GroupLoop, policy, premeldThreads + 1)) { IsBackground = true, Name = "group-meld" };
         }
         foreach (var i in startOrder ?? Enumerable.Range(0, _threads.Length).ToArray())
         {
             _threads[i].Start();
         }
     }
+
+    /// <summary>How the stage threads wait and whether they are pinned (resolved for this machine).</summary>
+    public ResolvedThreading Threading { get; }
 
     /// <summary>The premeld operators (their counters are premeld's statistics).</summary>
     public IReadOnlyList<MeldOperator> PremeldOperators => _premeld;
@@ -212,10 +252,68 @@ public sealed class ThreadedPipeline : IDisposable
     public void Submit(Intention intention)
     {
         ArgumentNullException.ThrowIfNull(intention);
-        var v = intention.Ordinal;
+        Put(intention.Ordinal, intention, default);
+    }
+
+    /// <summary>
+    /// Hands the pipeline an ordinal whose decision was made before meld, the same way on every
+    /// server: a no-op that commits without changing the state (a filler, a checkpoint marker;
+    /// <paramref name="outcome"/> committed), or an abort (a block rejected by the decoder, a
+    /// snapshot older than the cluster keeps). No stage touches it; final meld reports it.
+    /// </summary>
+    public void SubmitDecided(long ordinal, in MeldOutcome outcome) => Put(ordinal, null, outcome);
+
+    /// <summary>
+    /// Submits a checkpoint marker at <paramref name="ordinal"/> (a committed no-op) and makes the
+    /// barrier after it: from here on, an intention whose premeld input would be older than the
+    /// barrier is not premelded, on every server alike, so a server restarted from the state at
+    /// the barrier computes exactly what its peers compute. With group meld the marker must end a
+    /// pair (an even ordinal): the state after an odd one does not exist on every server. The returned barrier completes with every stage's next ephemeral
+    /// sequence at the barrier and the state there (pinned: release it with
+    /// <see cref="PipelineBarrier.Release"/>).
+    /// </summary>
+    public PipelineBarrier SubmitBarrier(long ordinal)
+    {
+        if (_capture is { IsComplete: false })
+        {
+            ThrowHelper.ThrowInvalidOperation($"the barrier at #{_capture.Ordinal} is still being captured");
+        }
+
+        if (_grouping && ordinal % 2 == 1)
+        {
+            ThrowHelper.ThrowArgument(nameof(ordinal), $"with group meld a barrier must end a pair; #{ordinal} is odd (submit it as a plain no-op)");
+        }
+
+        var b = ordinal;
+        var capture = new PipelineBarrier(_database, b, _premeld.Length, _grouping);
+        var t = _premeld.Length;
+        for (var lane = 0; lane < t; lane++)
+        {
+            if (LastOfLaneUpTo(lane, b) <= _schedule.Start)
+            {
+                // The lane premelds nothing up to the barrier: its counter is where it started.
+                capture.SetPremeld(lane, _premeld[lane].NextEphemeralSequence);
+            }
+        }
+
+        Volatile.Write(ref _capture, capture);
+        Volatile.Write(ref _barrier, b);
+        Put(ordinal, null, new MeldOutcome { Committed = true });
+        return capture;
+    }
+
+    private long LastOfLaneUpTo(int lane, long b)
+    {
+        var t = _premeld.Length;
+        var v = b - (((b % t) - lane + t) % t);
+        return v;
+    }
+
+    private void Put(long v, Intention? intention, in MeldOutcome decided)
+    {
         if (v != _lastSubmitted + 1)
         {
-            ThrowHelper.ThrowInvalidOperation($"{intention} submitted out of order: the next is #{_lastSubmitted + 1}");
+            ThrowHelper.ThrowInvalidOperation($"intention #{v} submitted out of order: the next is #{_lastSubmitted + 1}");
         }
 
         var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
@@ -228,6 +326,8 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         _inputs[lane][slot] = intention;
+        _inputDecided[lane][slot] = decided;
+        _inputBarriers[lane][slot] = _barrier;
         Volatile.Write(ref _inputOrdinals[lane][slot], v);
         _lastSubmitted = v;
     }
@@ -264,10 +364,15 @@ public sealed class ThreadedPipeline : IDisposable
         _failure?.Throw();
     }
 
-    private void Run(Action loop)
+    private void Run(Action loop, ResolvedThreading policy, int stage)
     {
         try
         {
+            if (policy.PinnedCores is { } cores)
+            {
+                CoreAffinity.PinCurrentThread(cores[stage % cores.Length]);
+            }
+
             loop();
         }
         catch (Exception e)
@@ -300,14 +405,15 @@ public sealed class ThreadedPipeline : IDisposable
                 return;
             }
 
-            var intention = inputs[slot]!;
+            var intention = inputs[slot];
+            var abort = _inputDecided[lane][slot];
+            var barrier = _inputBarriers[lane][slot];
             inputs[slot] = null;
             Volatile.Write(ref ordinals[slot], -1);
             _delay?.Invoke(PipelineStage.Premeld, v);
 
             var m = _schedule.InputOf(v);
-            Intention? result = intention;
-            var abort = default(MeldOutcome);
+            var result = intention;
             if (_schedule.Retains(m))
             {
                 var stateSlot = (int)(m % _states.Length);
@@ -317,7 +423,7 @@ public sealed class ThreadedPipeline : IDisposable
                 }
 
                 var input = _states[stateSlot]!;
-                if (_schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
+                if (intention is not null && m >= barrier && _schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
                 {
                     abort = op.Premeld(intention, input, out result);
                 }
@@ -330,6 +436,10 @@ public sealed class ThreadedPipeline : IDisposable
             _results[r] = result;
             _premeldAborts[r] = abort;
             Volatile.Write(ref _resultOrdinals[r], v);
+            if (Volatile.Read(ref _capture) is { } capture && v <= capture.Ordinal && v + t > capture.Ordinal)
+            {
+                capture.SetPremeld(lane, op.NextEphemeralSequence);
+            }
         }
     }
 
@@ -376,6 +486,7 @@ public sealed class ThreadedPipeline : IDisposable
             }
 
             intention = _inputs[0][slot];
+            abort = _inputDecided[0][slot];
             _inputs[0][slot] = null;
             Volatile.Write(ref _inputOrdinals[0][slot], -1);
             return true;
@@ -407,6 +518,11 @@ public sealed class ThreadedPipeline : IDisposable
         long heldOrdinal = 0;
         for (var v = _schedule.Start + 1; !_stopping; v++)
         {
+            if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v - 1)
+            {
+                capture.SetGroup(_group!.NextEphemeralSequence);
+            }
+
             if (!TakeResult(v, out var intention, out var abort))
             {
                 // The end of the log inside a pair: the first goes alone (as ReferencePipeline.Flush).
@@ -507,6 +623,10 @@ public sealed class ThreadedPipeline : IDisposable
                 // The group melded at v − 1 decided this one too.
                 outcome = last;
             }
+            else if (intention is null && outcome.Committed)
+            {
+                _database.SkipCommitted(v);
+            }
             else if (intention is null)
             {
                 _database.Skip(v);
@@ -532,6 +652,11 @@ public sealed class ThreadedPipeline : IDisposable
             }
 
             _melded?.Invoke(v, outcome, _database.Current);
+            if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v)
+            {
+                capture.SetFinal(_database.FinalMeld.NextEphemeralSequence, _database.PinCurrent());
+            }
+
             Volatile.Write(ref _lastMelded, v);
         }
     }
@@ -562,7 +687,14 @@ public sealed class ThreadedPipeline : IDisposable
                 return false;
             }
 
-            spin.SpinOnce(sleep1Threshold: 20);
+            if (_spinOnly)
+            {
+                Thread.SpinWait(30);
+            }
+            else
+            {
+                spin.SpinOnce(sleep1Threshold: 20);
+            }
         }
 
         return true;

@@ -1,0 +1,195 @@
+using System.Runtime.InteropServices;
+using Hyder.Tree.Meld;
+
+namespace Hyder.Tree.Pipeline;
+
+/// <summary>How one process runs its pipeline: what may differ between servers (unlike <see cref="PipelineOptions"/>).</summary>
+public sealed class PipelineRuntime
+{
+    /// <summary>Intentions submitted but not yet melded, at most.</summary>
+    public int Window { get; init; } = 1024;
+
+    /// <summary>Called before each stage step (tests inject delays here).</summary>
+    public Action<PipelineStage, long>? Delay { get; init; }
+
+    /// <summary>Called on the final-meld thread after each ordinal, with the new current state.</summary>
+    public Action<long, MeldOutcome, DatabaseState>? Melded { get; init; }
+
+    /// <summary>The order the threads start in (0..t−1 premeld, t final meld, t+1 group meld); null for ascending.</summary>
+    public IReadOnlyList<int>? StartOrder { get; init; }
+
+    /// <summary>
+    /// Each stage's next ephemeral sequence at the start (a server restarted from a checkpoint
+    /// continues its peers' numbering); null for a pipeline starting on a fresh log.
+    /// </summary>
+    public StageSequences? StartSequences { get; init; }
+
+    /// <summary>Spinning and core pinning.</summary>
+    public PipelineThreading Threading { get; init; } = new();
+}
+
+/// <summary>The next ephemeral sequence number of each stage thread at one ordinal.</summary>
+/// <param name="FinalMeld">Final meld (thread id 0).</param>
+/// <param name="Premeld">Premeld thread i (thread id i + 1).</param>
+/// <param name="Group">Group meld (thread id t + 1); 0 when group meld is off.</param>
+public sealed record StageSequences(long FinalMeld, long[] Premeld, long Group);
+
+/// <summary>How a stage waits for its input.</summary>
+public enum SpinPolicy
+{
+    /// <summary>
+    /// Spin while there are cores for every stage thread plus one for the rest of the process;
+    /// otherwise spin briefly, then yield, then sleep.
+    /// </summary>
+    Auto,
+
+    /// <summary>Busy-spin (Hyder II §5.2): lowest latency, but it starves other threads on a small machine.</summary>
+    Spin,
+
+    /// <summary>Spin about 20 rounds, then yield the core, then sleep 1 ms between checks.</summary>
+    SpinThenYield,
+}
+
+/// <summary>Threading policy of the stage threads.</summary>
+public sealed class PipelineThreading
+{
+    /// <summary>How a waiting stage spends its time.</summary>
+    public SpinPolicy Spin { get; init; } = SpinPolicy.Auto;
+
+    /// <summary>
+    /// Pin each stage thread to its own core. Null: pin when the machine has a core for every
+    /// stage thread plus one for the log reader, executors and the rest. Linux only; elsewhere
+    /// pinning is skipped.
+    /// </summary>
+    public bool? PinToCores { get; init; }
+
+    /// <summary>The policy for <paramref name="stageThreads"/> threads on this machine.</summary>
+    public ResolvedThreading Resolve(int stageThreads)
+    {
+        var cores = Environment.ProcessorCount;
+        var roomy = cores >= stageThreads + 1;
+        var spinOnly = Spin switch
+        {
+            SpinPolicy.Spin => true,
+            SpinPolicy.SpinThenYield => false,
+            _ => roomy,
+        };
+        var pin = (PinToCores ?? roomy) && OperatingSystem.IsLinux() && cores >= stageThreads;
+        int[]? pinned = null;
+        if (pin)
+        {
+            // Stage k on core cores − 1 − k: the highest cores, leaving core 0 to the OS and the rest.
+            pinned = new int[stageThreads];
+            for (var k = 0; k < stageThreads; k++)
+            {
+                pinned[k] = cores - 1 - k;
+            }
+        }
+
+        return new ResolvedThreading(spinOnly, pinned, cores, stageThreads);
+    }
+}
+
+/// <summary>The threading policy chosen for this machine.</summary>
+/// <param name="SpinOnly">True: stages busy-spin; false: spin, then yield, then sleep.</param>
+/// <param name="PinnedCores">The core of each stage (index 0 final meld, 1..t premeld, t + 1 group), or null when not pinned.</param>
+/// <param name="Cores">Cores the process may use.</param>
+/// <param name="StageThreads">Stage threads.</param>
+public sealed record ResolvedThreading(bool SpinOnly, int[]? PinnedCores, int Cores, int StageThreads)
+{
+    /// <inheritdoc/>
+    public override string ToString() =>
+        $"{StageThreads} stage threads on {Cores} cores: {(SpinOnly ? "spin" : "spin, then yield")}, {(PinnedCores is null ? "not pinned" : "pinned to cores " + string.Join(",", PinnedCores))}";
+}
+
+/// <summary>
+/// A checkpoint barrier being captured: each stage's next ephemeral sequence once it has done
+/// everything up to <see cref="Ordinal"/>, and the state after it.
+/// </summary>
+public sealed class PipelineBarrier
+{
+    private readonly Database _database;
+    private readonly long[] _premeld;
+    private readonly TaskCompletionSource<StageSequences> _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private long _final;
+    private long _group;
+    private int _remaining;
+    private DatabaseState? _state;
+
+    internal PipelineBarrier(Database database, long ordinal, int premeldThreads, bool grouping)
+    {
+        _database = database;
+        Ordinal = ordinal;
+        _premeld = new long[premeldThreads];
+        _remaining = 1 + premeldThreads + (grouping ? 1 : 0);
+    }
+
+    /// <summary>The barrier: the ordinal whose state a restart begins from.</summary>
+    public long Ordinal { get; }
+
+    /// <summary>Completes when every stage has passed the barrier.</summary>
+    public Task<StageSequences> Sequences => _done.Task;
+
+    /// <summary>True once every stage reported.</summary>
+    public bool IsComplete => _done.Task.IsCompleted;
+
+    /// <summary>The state after the barrier, pinned until <see cref="Release"/>; null before completion.</summary>
+    public DatabaseState? State => IsComplete ? _state : null;
+
+    /// <summary>Releases the barrier state's pin.</summary>
+    public void Release()
+    {
+        if (Interlocked.Exchange(ref _state, null) is { } s)
+        {
+            _database.Release(s);
+        }
+    }
+
+    internal void SetPremeld(int lane, long next)
+    {
+        _premeld[lane] = next;
+        Arrive();
+    }
+
+    internal void SetGroup(long next)
+    {
+        _group = next;
+        Arrive();
+    }
+
+    internal void SetFinal(long next, DatabaseState state)
+    {
+        _final = next;
+        _state = state;
+        Arrive();
+    }
+
+    private void Arrive()
+    {
+        if (Interlocked.Decrement(ref _remaining) == 0)
+        {
+            Interlocked.MemoryBarrier();
+            _done.SetResult(new StageSequences(_final, (long[])_premeld.Clone(), _group));
+        }
+    }
+}
+
+/// <summary>Pins the calling thread to one core (Linux sched_setaffinity); a no-op elsewhere.</summary>
+internal static partial class CoreAffinity
+{
+    public static bool PinCurrentThread(int core)
+    {
+        if (!OperatingSystem.IsLinux() || core < 0 || core >= 1024)
+        {
+            return false;
+        }
+
+        Span<ulong> mask = stackalloc ulong[16];
+        mask.Clear();
+        mask[core / 64] = 1UL << (core % 64);
+        return SchedSetAffinity(0, (nuint)(mask.Length * sizeof(ulong)), ref mask[0]) == 0;
+    }
+
+    [LibraryImport("libc", EntryPoint = "sched_setaffinity", SetLastError = true)]
+    private static partial int SchedSetAffinity(int pid, nuint size, ref ulong mask);
+}
