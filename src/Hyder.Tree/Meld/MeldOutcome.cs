@@ -32,6 +32,18 @@ public enum AbortCause : byte
     /// cannot both commit; a group commits only whole, so both abort (fate sharing).
     /// </summary>
     FateShared = 7,
+
+    /// <summary>
+    /// The transaction's snapshot lies further behind its intention than the cluster's state
+    /// window: servers no longer hold the state its intention refers to, so every server aborts it.
+    /// </summary>
+    SnapshotTooOld = 8,
+
+    /// <summary>
+    /// The transaction's snapshot precedes the last checkpoint barrier before its intention: a
+    /// server restarted from that checkpoint does not have it, so every server aborts it.
+    /// </summary>
+    SnapshotBeforeCheckpoint = 9,
 }
 
 /// <summary>What one meld decided and what it cost.</summary>
@@ -87,7 +99,7 @@ public sealed class MeldCounters
     public long Commits;
 
     /// <summary>Aborts by cause (indexed by <see cref="AbortCause"/>).</summary>
-    public readonly long[] AbortsByCause = new long[8];
+    public readonly long[] AbortsByCause = new long[10];
 
     /// <summary>Intention nodes visited.</summary>
     public long IntentionNodesVisited;

@@ -1,0 +1,137 @@
+using Hyder.Log;
+using Hyder.Server.Cluster;
+using Hyder.Tree;
+using Microsoft.Extensions.Logging;
+
+namespace Hyder.Server.Core;
+
+/// <summary>What a server does before it serves: agree on the settings, find a checkpoint.</summary>
+internal static class Startup
+{
+    /// <summary>A checkpoint found in the log, loaded.</summary>
+    public sealed record Restart(long Position, Node? Root, CheckpointInfo Info);
+
+    /// <summary>
+    /// The log's first record must be the cluster settings: on a new log this server writes its
+    /// own (when two servers race, the lower address wins for both); on an existing one they must
+    /// equal this server's.
+    /// </summary>
+    public static async Task<(ClusterSettings Settings, long Position)> AgreeOnSettingsAsync(
+        ISharedLog log, ClusterSettings mine, ILogger logger, CancellationToken cancellationToken)
+    {
+        var buffer = new byte[log.BlockSize];
+        var first = await FirstDataBlockAsync(log, buffer, cancellationToken).ConfigureAwait(false);
+        if (first is null)
+        {
+            var at = await log.AppendAsync(Blocks.Control(ControlKind.Settings, mine.Encode()), cancellationToken).ConfigureAwait(false);
+            logger.LogInformation("new log: wrote the cluster settings ({Settings}) at @{Position}", mine, at);
+            first = await FirstDataBlockAsync(log, buffer, cancellationToken).ConfigureAwait(false)
+                ?? throw new ServerStartException("the log lost the settings record just appended");
+        }
+
+        var (position, length) = first.Value;
+        var block = buffer.AsSpan(0, length);
+        if (!Blocks.TryParse(block, out var kind, out var error) || kind != BlockKind.Control
+            || !ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body) || control != ControlKind.Settings)
+        {
+            throw new ServerStartException(
+                $"the log's first record (@{position}) is not a Hyder cluster settings record{(error is null ? "" : $" ({error})")}: this log was not made by a Hyder transaction server");
+        }
+
+        ClusterSettings theirs;
+        try
+        {
+            theirs = ClusterSettings.Decode(body);
+        }
+        catch (FormatException e)
+        {
+            throw new ServerStartException($"the log's settings record (@{position}) cannot be read: {e.Message}", e);
+        }
+
+        if (theirs != mine)
+        {
+            throw new ServerStartException(
+                $"this server's cluster settings ({mine}) differ from the log's ({theirs}, @{position}); every server of a cluster must run the log's settings");
+        }
+
+        return (theirs, position);
+    }
+
+    private static async Task<(long Position, int Length)?> FirstDataBlockAsync(ISharedLog log, byte[] buffer, CancellationToken cancellationToken)
+    {
+        var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
+        for (long p = 0; p < tail; p++)
+        {
+            var read = await ReadSettledAsync(log, p, buffer, cancellationToken).ConfigureAwait(false);
+            if (read.Kind == LogEntryKind.Data)
+            {
+                return (p, read.Length);
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>Reads an address below the tail, filling it if it stays unwritten (a writer that crashed).</summary>
+    public static async Task<LogRead> ReadSettledAsync(ISharedLog log, long position, Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            var read = await log.ReadAsync(position, buffer, cancellationToken).ConfigureAwait(false);
+            if (read.Kind != LogEntryKind.Unwritten)
+            {
+                return read;
+            }
+
+            if (attempt >= 50)
+            {
+                if (await log.FillAsync(position, cancellationToken).ConfigureAwait(false) == LogEntryKind.Filled)
+                {
+                    return new LogRead(LogEntryKind.Filled, 0);
+                }
+            }
+            else
+            {
+                await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>The latest checkpoint in the log (scanning back from the tail), loaded; null when there is none.</summary>
+    public static async Task<Restart?> FindCheckpointAsync(ISharedLog log, long settingsPosition, ILogger logger, CancellationToken cancellationToken)
+    {
+        var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
+        var buffer = new byte[log.BlockSize];
+        var source = new LogNodeSource(log);
+        for (var p = tail - 1; p > settingsPosition; p--)
+        {
+            LogRead read;
+            try
+            {
+                read = await log.ReadAsync(p, buffer, cancellationToken).ConfigureAwait(false);
+            }
+            catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
+            {
+                break;
+            }
+
+            if (read.Kind != LogEntryKind.Data || !Blocks.TryParse(buffer.AsSpan(0, read.Length), out var kind, out _) || kind != BlockKind.Checkpoint)
+            {
+                continue;
+            }
+
+            var final = buffer.AsSpan(0, read.Length).ToArray();
+            try
+            {
+                var (root, metadata) = await Task.Run(() => Blocks.LoadCheckpoint(final, source), cancellationToken).ConfigureAwait(false);
+                return new Restart(p, root, CheckpointInfo.Decode(metadata));
+            }
+            catch (Exception e) when (e is FormatException or Tree.Serialization.IntentionFormatException or SharedLogException)
+            {
+                logger.LogWarning("the checkpoint at @{Position} cannot be loaded ({Reason}); looking for an older one", p, e.Message);
+            }
+        }
+
+        return null;
+    }
+}

@@ -1,0 +1,51 @@
+using Hyder.Server.Cluster;
+using Hyder.Server.Engine;
+using Hyder.Tree.Pipeline;
+
+namespace Hyder.Server;
+
+/// <summary>How one transaction server runs.</summary>
+public sealed class ServerOptions
+{
+    /// <summary>This server's name (logs, status, broadcast handshake).</summary>
+    public string ServerId { get; set; } = "server-1";
+
+    /// <summary>
+    /// The cluster settings this server expects. A new log gets them as its first record; an
+    /// existing log's first record must state the same, or the server refuses to start.
+    /// </summary>
+    public ClusterSettings Cluster { get; set; } = new();
+
+    /// <summary>Request limits.</summary>
+    public EngineLimits Limits { get; set; } = new();
+
+    /// <summary>Admission control: transactions appended and awaiting their outcome, at most.</summary>
+    public int MaxInFlight { get; set; } = 512;
+
+    /// <summary>How long a transaction waits for admission before it is refused (ResourceExhausted).</summary>
+    public TimeSpan AdmissionTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>Deserialization threads (n).</summary>
+    public int DeserializerThreads { get; set; } = 1;
+
+    /// <summary>Intentions read but not yet melded, at most (the pipeline's window).</summary>
+    public int PipelineWindow { get; set; } = 1024;
+
+    /// <summary>Stage threads' spinning and pinning.</summary>
+    public PipelineThreading Threading { get; set; } = new();
+
+    /// <summary>How long the reader waits at an unwritten address below the tail before filling the hole.</summary>
+    public TimeSpan HoleTimeout { get; set; } = TimeSpan.FromMilliseconds(500);
+
+    /// <summary>With group meld: how long the first of a pair may wait for its partner before this server appends a filler.</summary>
+    public TimeSpan FillerAfter { get; set; } = TimeSpan.FromMilliseconds(2);
+
+    /// <summary>Write a checkpoint every this many ordinals (0: only when asked).</summary>
+    public long CheckpointEvery { get; set; }
+
+    /// <summary>Start from the latest checkpoint in the log (false: replay the whole log).</summary>
+    public bool RecoverFromCheckpoint { get; set; } = true;
+
+    /// <summary>Test hook: called before each pipeline stage step (delay injection).</summary>
+    public Action<PipelineStage, long>? StageDelay { get; set; }
+}

@@ -1,0 +1,273 @@
+using System.Runtime.CompilerServices;
+using Hyder.Server.Core;
+using Hyder.Server.Engine;
+using Hyder.Tree;
+using Hyder.Tree.Meld;
+using Hyder.Tree.Memory;
+using Hyder.Tree.Serialization;
+
+namespace Hyder.Server;
+
+/// <summary>The executor: transactions on the last committed state, their intentions into the log.</summary>
+public sealed partial class TransactionServer
+{
+    /// <inheritdoc/>
+    public async ValueTask<TransactionOutcome> ExecuteAsync(IsolationLevel isolation, IReadOnlyList<Operation> operations, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(operations);
+        ThrowIfStopping();
+        RequestChecks.Validate(isolation, operations, Limits);
+        var writes = false;
+        foreach (var op in operations)
+        {
+            writes |= op.Kind is OperationKind.Put or OperationKind.Delete;
+        }
+
+        if (writes)
+        {
+            await AdmitAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        var admitted = writes;
+        try
+        {
+            var tx = _db.Begin(isolation);
+            Intention? intention;
+            var results = new OperationResult[operations.Count];
+            var snapshot = tx.Snapshot.Sequence;
+            try
+            {
+                for (var i = 0; i < results.Length; i++)
+                {
+                    results[i] = Run(tx, operations[i], Limits);
+                }
+
+                intention = tx.Complete();
+            }
+            finally
+            {
+                tx.Dispose();
+            }
+
+            if (intention is null)
+            {
+                _metrics.ReadOnlyCommits++;
+                return new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, 0, snapshot, results);
+            }
+
+            admitted = false;
+            return await AppendAndWaitAsync(intention, snapshot, results, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            if (admitted)
+            {
+                _admission.Release();
+            }
+        }
+    }
+
+    /// <inheritdoc/>
+    public IInteractiveTransaction Begin(IsolationLevel isolation)
+    {
+        ThrowIfStopping();
+        if (!Enum.IsDefined(isolation))
+        {
+            throw new EngineException(EngineErrorCode.InvalidArgument, $"unknown isolation level {(int)isolation}");
+        }
+
+        // An interactive transaction's operations arrive on any thread: it gets a pool of its own.
+        return new InteractiveTransaction(this, _db.Begin(isolation, new NodePool(64)));
+    }
+
+    /// <inheritdoc/>
+    public async IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(byte[]? low, byte[]? high, int limit, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        ThrowIfStopping();
+        if (limit < 0)
+        {
+            throw new EngineException(EngineErrorCode.InvalidArgument, $"a scan limit cannot be negative ({limit})");
+        }
+
+        RequestChecks.Key(low ?? [], Limits, allowEmpty: true);
+        RequestChecks.Key(high ?? [], Limits, allowEmpty: true);
+        var state = _db.PinCurrent();
+        try
+        {
+            const int Batch = 256;
+            var remaining = limit == 0 ? long.MaxValue : limit;
+            var rows = new List<KeyValuePair<byte[], byte[]>>(Batch + 1);
+            var from = low is { Length: > 0 } ? low : null;
+            var end = high is { Length: > 0 } ? high : null;
+            byte[]? after = null;
+            while (remaining > 0)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                rows.Clear();
+                ScanBatch(state, from, end, Batch + 1, rows);
+                var more = rows.Count == Batch + 1;
+                foreach (var row in rows)
+                {
+                    if (after is not null && Keys.Compare(row.Key, after) <= 0)
+                    {
+                        continue;
+                    }
+
+                    if (end is not null && Keys.Compare(row.Key, end) >= 0)
+                    {
+                        yield break;
+                    }
+
+                    yield return row;
+                    after = row.Key;
+                    if (--remaining == 0)
+                    {
+                        yield break;
+                    }
+                }
+
+                if (!more)
+                {
+                    yield break;
+                }
+
+                from = after;
+                await Task.Yield();
+            }
+        }
+        finally
+        {
+            _db.Release(state);
+        }
+    }
+
+    /// <summary>Rows of [from, end] on a pinned state, read by a snapshot transaction (no read set).</summary>
+    private void ScanBatch(DatabaseState state, byte[]? from, byte[]? end, int limit, List<KeyValuePair<byte[], byte[]>> rows)
+    {
+        using var tx = _db.BeginAt(state, IsolationLevel.SnapshotIsolation);
+        tx.Scan(from, end, limit, rows);
+    }
+
+    private async ValueTask AdmitAsync(CancellationToken cancellationToken)
+    {
+        if (!await _admission.WaitAsync(_options.AdmissionTimeout, cancellationToken).ConfigureAwait(false))
+        {
+            _metrics.Refused++;
+            throw new EngineException(
+                EngineErrorCode.ResourceExhausted,
+                $"server {_options.ServerId} has {_options.MaxInFlight} transactions awaiting their outcome; retry later");
+        }
+    }
+
+    /// <summary>Serializes, appends, broadcasts, and waits for the local final meld's decision. Owns one admission slot.</summary>
+    internal async Task<TransactionOutcome> AppendAndWaitAsync(Intention intention, long snapshot, OperationResult[] results, CancellationToken cancellationToken)
+    {
+        PendingTransaction? pending = null;
+        try
+        {
+            EncodedIntention encoded;
+            try
+            {
+                encoded = IntentionEncoder.Encode(intention, _settings.BlockSize);
+            }
+            catch (IntentionFormatException e)
+            {
+                intention.ReleasePins();
+                throw new EngineException(EngineErrorCode.InvalidArgument, $"the transaction's intention cannot be written: {e.Message}");
+            }
+
+            pending = new PendingTransaction(intention, snapshot);
+            _localByNonce[encoded.Nonce] = pending;
+            var positions = new long[encoded.Parts.Count];
+            try
+            {
+                for (var i = 0; i < positions.Length; i++)
+                {
+                    positions[i] = await _log.AppendAsync(encoded.Parts[i], CancellationToken.None).ConfigureAwait(false);
+                    _broadcast?.Publish(positions[i], encoded.Parts[i]);
+                }
+
+                var final = encoded.Finish(positions);
+                var at = await _log.AppendAsync(final, CancellationToken.None).ConfigureAwait(false);
+                _broadcast?.Publish(at, final);
+            }
+            catch (Exception e) when (e is not OperationCanceledException)
+            {
+                _metrics.Unknown++;
+                return new TransactionOutcome(TransactionStatus.Unknown, AbortCause.None, $"appending the intention failed: {e.Message}", 0, snapshot, results);
+            }
+
+            _metrics.Appended++;
+            MeldOutcome outcome;
+            try
+            {
+                outcome = await pending.Outcome.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                return new TransactionOutcome(TransactionStatus.Unknown, AbortCause.None, $"server {_options.ServerId} stopped before the outcome was known", pending.Ordinal, snapshot, results);
+            }
+
+            return outcome.Committed
+                ? new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, pending.Ordinal, snapshot, results)
+                : new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, Describe(outcome), pending.Ordinal, snapshot, []);
+        }
+        finally
+        {
+            _admission.Release();
+        }
+    }
+
+    private static string Describe(in MeldOutcome o) => o.Cause switch
+    {
+        AbortCause.Rejected or AbortCause.SnapshotTooOld or AbortCause.SnapshotBeforeCheckpoint => o.RejectReason ?? o.Cause.ToString(),
+        _ => o.ConflictKey is null ? $"{o.Cause} conflict" : $"{o.Cause} conflict on key {Keys.Format(o.ConflictKey)} (conflict zone {o.ConflictZoneLength})",
+    };
+
+    /// <summary>Runs one operation inside a transaction.</summary>
+    internal static OperationResult Run(Transaction tx, in Operation op, EngineLimits limits)
+    {
+        switch (op.Kind)
+        {
+            case OperationKind.Get:
+                return tx.TryGet(op.Key, out var value) ? new OperationResult(true, value) : OperationResult.NotFound;
+            case OperationKind.Put:
+                tx.Put(op.Key, op.Value!);
+                return OperationResult.Done;
+            case OperationKind.Delete:
+                return tx.Delete(op.Key) ? OperationResult.Done : OperationResult.NotFound;
+            default:
+                // The engine's ranges are closed: scan [Key, End] and drop End itself (the read set
+                // then covers End too, which can only abort more, never less).
+                var rows = new List<KeyValuePair<byte[], byte[]>>();
+                var limit = op.Limit == 0 ? limits.MaxScanRows : op.Limit;
+                tx.Scan(op.Key.Length == 0 ? null : op.Key, op.End, limit + (op.End is null ? 0 : 1), rows);
+                if (op.End is not null)
+                {
+                    rows.RemoveAll(r => Keys.Compare(r.Key, op.End) >= 0);
+                    if (rows.Count > limit)
+                    {
+                        rows.RemoveRange(limit, rows.Count - limit);
+                    }
+                }
+
+                return new OperationResult(rows.Count > 0, null, rows);
+        }
+    }
+
+    /// <summary>Admission for an interactive transaction's commit.</summary>
+    internal ValueTask AdmitCommitAsync(CancellationToken cancellationToken) => AdmitAsync(cancellationToken);
+
+    internal EngineException? StoppingError()
+    {
+        try
+        {
+            ThrowIfStopping();
+            return null;
+        }
+        catch (EngineException e)
+        {
+            return e;
+        }
+    }
+}

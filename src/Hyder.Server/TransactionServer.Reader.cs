@@ -1,0 +1,396 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using Hyder.Log;
+using Hyder.Server.Cluster;
+using Hyder.Server.Core;
+using Hyder.Tree;
+using Hyder.Tree.Meld;
+using Hyder.Tree.Memory;
+using Hyder.Tree.Serialization;
+using Microsoft.Extensions.Logging;
+
+namespace Hyder.Server;
+
+/// <summary>The log side: reading blocks in order, numbering intentions, deserializing, submitting.</summary>
+public sealed partial class TransactionServer
+{
+    private const int MaxStashedParts = 1 << 16;
+
+    private readonly BlockingCollection<Job> _submitQueue = new(4096);
+    private readonly Dictionary<long, byte[]> _parts = [];
+    private readonly Queue<long> _partOrder = new();
+    private BlockingCollection<Job>[] _lanes = [];
+    private long _nextPosition;
+    private long _ordinal;
+    private long _lastBarrier;
+    private long _fillerFor;
+    private Exception? _failure;
+    private Tree.Pipeline.PipelineBarrier? _lastPipelineBarrier;
+
+    /// <summary>The next log position the reader will look at.</summary>
+    public long ReadPosition => Volatile.Read(ref _nextPosition);
+
+    /// <summary>The last ordinal the reader assigned.</summary>
+    public long LastRead => Volatile.Read(ref _ordinal);
+
+    private async Task ReadLoopAsync()
+    {
+        var ct = _stop.Token;
+        var buffer = new byte[_log.BlockSize];
+        long tail = 0;
+        var idle = Stopwatch.StartNew();
+        try
+        {
+            while (!ct.IsCancellationRequested)
+            {
+                var p = _nextPosition;
+                if (p >= tail)
+                {
+                    tail = await _log.TailAsync(ct).ConfigureAwait(false);
+                    if (p >= tail)
+                    {
+                        await MaybeFillAsync(idle, ct).ConfigureAwait(false);
+                        await Task.Delay(1, ct).ConfigureAwait(false);
+                        continue;
+                    }
+                }
+
+                byte[] block;
+                if (_broadcast is not null && _broadcast.TryTake(p, out var sent))
+                {
+                    block = sent;
+                    _metrics.BroadcastHits++;
+                }
+                else
+                {
+                    LogRead read;
+                    try
+                    {
+                        read = await Startup.ReadSettledAsync(_log, p, buffer, ct).ConfigureAwait(false);
+                    }
+                    catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
+                    {
+                        _logger.LogError("{Server}: log position @{Position} is trimmed; skipping it", _options.ServerId, p);
+                        Volatile.Write(ref _nextPosition, p + 1);
+                        continue;
+                    }
+
+                    if (read.Kind != LogEntryKind.Data)
+                    {
+                        Volatile.Write(ref _nextPosition, p + 1);
+                        continue;
+                    }
+
+                    block = buffer.AsSpan(0, read.Length).ToArray();
+                    _metrics.LogReads++;
+                }
+
+                await HandleAsync(p, block, ct).ConfigureAwait(false);
+                Volatile.Write(ref _nextPosition, p + 1);
+                _broadcast?.DiscardBelow(p + 1);
+                idle.Restart();
+            }
+        }
+        catch (OperationCanceledException) when (ct.IsCancellationRequested)
+        {
+        }
+        catch (Exception e)
+        {
+            _failure = e;
+            _logger.LogCritical(e, "{Server}: the log reader failed; the server stops serving", _options.ServerId);
+        }
+    }
+
+    /// <summary>
+    /// With group meld, the first of a pair waits for its partner; when the log is quiet and this
+    /// server has transactions waiting, it appends a filler so they are not held back.
+    /// </summary>
+    private async Task MaybeFillAsync(Stopwatch idle, CancellationToken ct)
+    {
+        if (!_settings.GroupMeld || _ordinal % 2 == 0 || _fillerFor == _ordinal || InFlight == 0 || idle.Elapsed < _options.FillerAfter)
+        {
+            return;
+        }
+
+        _fillerFor = _ordinal;
+        _metrics.Fillers++;
+        await _log.AppendAsync(Blocks.Control(ControlKind.Filler, []), ct).ConfigureAwait(false);
+    }
+
+    private async Task HandleAsync(long position, byte[] block, CancellationToken ct)
+    {
+        if (!Blocks.TryParse(block, out var kind, out var error))
+        {
+            _metrics.SkippedBlocks++;
+            _logger.LogWarning("{Server}: the block at @{Position} is not a Hyder block ({Reason}); skipped, as on every server", _options.ServerId, position, error);
+            return;
+        }
+
+        switch (kind)
+        {
+            case BlockKind.IntentionPart:
+                StashPart(position, block);
+                return;
+            case BlockKind.Intention:
+                await ReadIntentionAsync(position, block, ct).ConfigureAwait(false);
+                return;
+            case BlockKind.Control:
+                ReadControl(position, block);
+                return;
+            default:
+                // Checkpoints are for restarting servers; they take no ordinal.
+                return;
+        }
+    }
+
+    private void StashPart(long position, byte[] block)
+    {
+        _parts[position] = block;
+        _partOrder.Enqueue(position);
+        while (_partOrder.Count > MaxStashedParts)
+        {
+            _parts.Remove(_partOrder.Dequeue());
+        }
+    }
+
+    private async Task ReadIntentionAsync(long position, byte[] block, CancellationToken ct)
+    {
+        var v = ++_ordinal;
+        var job = new Job { Ordinal = v, Position = position, Final = block };
+        IntentionHeader header;
+        try
+        {
+            header = IntentionDecoder.ReadHeader(block);
+        }
+        catch (IntentionFormatException e)
+        {
+            job.IsDecided = true;
+            job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
+            Dispatch(job);
+            return;
+        }
+
+        job.SnapshotSequence = header.SnapshotSequence;
+        if (_localByNonce.TryRemove(header.Nonce, out var local))
+        {
+            job.Local = local;
+            job.Intention = local.Intention;
+        }
+        else
+        {
+            var parts = new byte[header.PartPositions.Count][];
+            for (var i = 0; i < parts.Length; i++)
+            {
+                parts[i] = await PartAsync(header.PartPositions[i], ct).ConfigureAwait(false);
+            }
+
+            job.Parts = parts;
+        }
+
+        var s = header.SnapshotSequence;
+        if (s >= v)
+        {
+            Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} names snapshot #{s}, which is not before it"));
+        }
+        else if (v - 1 - s > _settings.StateWindow)
+        {
+            Decide(job, Job.Abort(AbortCause.SnapshotTooOld, $"snapshot #{s} is {v - 1 - s} intentions behind intention #{v}; the cluster keeps {_settings.StateWindow}"));
+        }
+        else if (s < _lastBarrier)
+        {
+            Decide(job, Job.Abort(AbortCause.SnapshotBeforeCheckpoint, $"snapshot #{s} precedes the checkpoint barrier #{_lastBarrier}"));
+        }
+
+        Dispatch(job);
+    }
+
+    private static void Decide(Job job, MeldOutcome decision)
+    {
+        job.IsDecided = true;
+        job.Decision = decision;
+        if (job.Local is { } local)
+        {
+            // It will never be melded: give back what it holds.
+            local.Intention.ReleasePins();
+        }
+
+        job.Intention = null;
+    }
+
+    private async Task<byte[]> PartAsync(long position, CancellationToken ct)
+    {
+        if (_parts.Remove(position, out var stashed))
+        {
+            return stashed;
+        }
+
+        if (_broadcast is not null && _broadcast.TryTake(position, out var sent))
+        {
+            return sent;
+        }
+
+        var buffer = new byte[_log.BlockSize];
+        try
+        {
+            var read = await _log.ReadAsync(position, buffer, ct).ConfigureAwait(false);
+            return read.Kind == LogEntryKind.Data ? buffer.AsSpan(0, read.Length).ToArray() : [];
+        }
+        catch (SharedLogException e) when (e.Status is LogStatus.Trimmed or LogStatus.Failed)
+        {
+            // The decoder rejects the intention for its missing part, as every server does.
+            return [];
+        }
+    }
+
+    private void ReadControl(long position, byte[] block)
+    {
+        if (!ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body))
+        {
+            _metrics.SkippedBlocks++;
+            _logger.LogWarning("{Server}: the control block at @{Position} is of an unknown kind; skipped", _options.ServerId, position);
+            return;
+        }
+
+        switch (control)
+        {
+            case ControlKind.Settings:
+                return;
+            case ControlKind.Filler:
+                Dispatch(new Job { Ordinal = ++_ordinal, Position = position, IsDecided = true, Decision = Job.NoOp });
+                return;
+            case ControlKind.CheckpointMarker:
+                var v = ++_ordinal;
+                var job = new Job { Ordinal = v, Position = position, IsDecided = true, Decision = Job.NoOp };
+                var id = body.Length >= 8 ? BitConverter.ToUInt64(body) : 0;
+                _checkpointRequests.TryGetValue(id, out var request);
+                if (!_settings.GroupMeld || v % 2 == 0)
+                {
+                    job.IsBarrier = true;
+                    job.Checkpoint = request;
+                    _lastBarrier = v;
+                }
+                else if (request is not null)
+                {
+                    // An odd marker ends no pair: ask again.
+                    _ = AppendMarkerAsync(request);
+                }
+
+                Dispatch(job);
+                return;
+        }
+    }
+
+    private void Dispatch(Job job)
+    {
+        var ct = _stop.Token;
+        _submitQueue.Add(job, ct);
+        if (job.IsDecided || job.Local is not null)
+        {
+            Volatile.Write(ref job.Done, true);
+            return;
+        }
+
+        _lanes[job.Ordinal % _lanes.Length].Add(job, ct);
+    }
+
+    private void DeserializeLoop(int lane)
+    {
+        var pool = new NodePool(NodePool.DefaultCapacity);
+        try
+        {
+            foreach (var job in _lanes[lane].GetConsumingEnumerable())
+            {
+                Deserialize(job, pool);
+                Volatile.Write(ref job.Done, true);
+            }
+        }
+        catch (Exception e)
+        {
+            _failure ??= e;
+            _logger.LogCritical(e, "{Server}: deserializer {Lane} failed", _options.ServerId, lane);
+        }
+    }
+
+    private void Deserialize(Job job, NodePool pool)
+    {
+        var s = job.SnapshotSequence;
+        DatabaseState? snapshot;
+        var spin = default(SpinWait);
+        while ((snapshot = _window.TryPin(s)) is null)
+        {
+            if (_window.Newest >= s || _stop.IsCancellationRequested)
+            {
+                job.IsDecided = true;
+                job.Decision = Job.Abort(AbortCause.Rejected, $"intention #{job.Ordinal} names snapshot #{s}, which is not a committed state");
+                return;
+            }
+
+            spin.SpinOnce(sleep1Threshold: 10);
+        }
+
+        try
+        {
+            job.Intention = IntentionDecoder.Decode(job.Final, job.Parts.Select(p => (ReadOnlyMemory<byte>)p).ToArray(), snapshot, pool);
+        }
+        catch (IntentionFormatException e)
+        {
+            job.IsDecided = true;
+            job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
+            _metrics.RejectedBlocks++;
+        }
+        finally
+        {
+            _db.Release(snapshot);
+        }
+    }
+
+    private void SubmitLoop()
+    {
+        try
+        {
+            foreach (var job in _submitQueue.GetConsumingEnumerable())
+            {
+                var spin = default(SpinWait);
+                while (!Volatile.Read(ref job.Done))
+                {
+                    spin.SpinOnce(sleep1Threshold: 10);
+                }
+
+                var v = job.Ordinal;
+                if (job.Local is { } local)
+                {
+                    local.Ordinal = v;
+                    _localByOrdinal[v] = local;
+                }
+
+                if (job.Intention is { } intention)
+                {
+                    _db.Append(intention, v, job.Position);
+                    _pipeline.Submit(intention);
+                }
+                else if (job.IsBarrier)
+                {
+                    // One barrier is captured at a time; the previous one needs only ordinals
+                    // already submitted, so it completes.
+                    while (_lastPipelineBarrier is { IsComplete: false })
+                    {
+                        spin.SpinOnce(sleep1Threshold: 10);
+                    }
+
+                    var barrier = _pipeline.SubmitBarrier(v);
+                    _lastPipelineBarrier = barrier;
+                    _ = WriteCheckpointAsync(barrier, job);
+                }
+                else
+                {
+                    _pipeline.SubmitDecided(v, job.Decision);
+                }
+            }
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            _failure ??= e;
+            _logger.LogCritical(e, "{Server}: submitting to the pipeline failed", _options.ServerId);
+        }
+    }
+}

@@ -1,0 +1,262 @@
+using System.Collections.Concurrent;
+using Hyder.Log;
+using Hyder.Server.Cluster;
+using Hyder.Server.Core;
+using Hyder.Server.Engine;
+using Hyder.Tree;
+using Hyder.Tree.Meld;
+using Hyder.Tree.Pipeline;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Hyder.Server;
+
+/// <summary>
+/// A Hyder transaction server (Hyder II §3-§5): it reads the shared log (or its peers'
+/// broadcasts), deserializes intentions on n threads, runs them through the premeld / group meld /
+/// final meld pipeline, and runs clients' transactions on the last committed state, appending
+/// their intentions and learning their outcomes from its own final meld.
+/// </summary>
+/// <remarks>
+/// <para>Threads: the log reader (an async loop), n deserializer threads, one submitter that hands
+/// ordinals to the pipeline in log order, the pipeline's stage threads, and the callers' threads
+/// for execution. Every server of a cluster computes the same states, byte for byte.</para>
+/// <para>Rules every server applies alike, from the log only: an intention whose snapshot is more
+/// than W ordinals behind is aborted (<see cref="AbortCause.SnapshotTooOld"/>); one whose snapshot
+/// precedes the last checkpoint barrier before it is aborted
+/// (<see cref="AbortCause.SnapshotBeforeCheckpoint"/>); a block that does not decode is rejected
+/// with the decoder's reason.</para>
+/// </remarks>
+public sealed partial class TransactionServer : ITransactionEngine, IAsyncDisposable
+{
+    private readonly ISharedLog _log;
+    private readonly ServerOptions _options;
+    private readonly ClusterSettings _settings;
+    private readonly ILogger _logger;
+    private readonly IIntentionBroadcast? _broadcast;
+    private readonly Database _db;
+    private readonly StateWindow _window;
+    private readonly ThreadedPipeline _pipeline;
+    private readonly SemaphoreSlim _admission;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly ConcurrentDictionary<long, PendingTransaction> _localByNonce = new();
+    private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
+    private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
+    private readonly ServerMetrics _metrics;
+    private readonly long _settingsPosition;
+
+    private Task _reader = Task.CompletedTask;
+    private Thread[] _deserializers = [];
+    private Thread? _submitter;
+    private int _disposed;
+
+    private TransactionServer(
+        ISharedLog log,
+        ServerOptions options,
+        ClusterSettings settings,
+        long settingsPosition,
+        Database db,
+        StageSequences? sequences,
+        long readFrom,
+        long lastBarrier,
+        IIntentionBroadcast? broadcast,
+        ILogger logger)
+    {
+        _log = log;
+        _options = options;
+        _settings = settings;
+        _settingsPosition = settingsPosition;
+        _logger = logger;
+        _broadcast = broadcast;
+        _db = db;
+        _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
+        _window = new StateWindow(db, settings.StateWindow);
+        _window.Advance(db.LastAppended, db.Current);
+        _ordinal = db.LastAppended;
+        _lastBarrier = lastBarrier;
+        _nextPosition = readFrom;
+        _metrics = new ServerMetrics(this);
+        _pipeline = new ThreadedPipeline(db, settings.Pipeline, new PipelineRuntime
+        {
+            Window = options.PipelineWindow,
+            Delay = options.StageDelay,
+            Melded = OnMelded,
+            StartSequences = sequences,
+            Threading = options.Threading,
+        });
+    }
+
+    /// <summary>The cluster's settings, as the log's first record states them.</summary>
+    public ClusterSettings Settings => _settings;
+
+    /// <summary>This server's options.</summary>
+    public ServerOptions Options => _options;
+
+    /// <summary>The request limits.</summary>
+    public EngineLimits Limits => _options.Limits;
+
+    /// <summary>The local database (states, final meld counters).</summary>
+    public Database Database => _db;
+
+    /// <summary>The pipeline (stage counters, threading policy).</summary>
+    public ThreadedPipeline Pipeline => _pipeline;
+
+    /// <summary>The last ordinal final meld finished.</summary>
+    public long LastMelded => _pipeline.LastMelded;
+
+    /// <summary>Transactions of this server appended and awaiting their outcome.</summary>
+    public int InFlight => _options.MaxInFlight - _admission.CurrentCount;
+
+    /// <summary>The server's counters.</summary>
+    public ServerMetrics Metrics => _metrics;
+
+    /// <summary>
+    /// Starts a server on <paramref name="log"/>: agrees on the cluster settings with the log's
+    /// first record (writing it on a new log), loads the latest checkpoint if there is one, and
+    /// starts reading and melding.
+    /// </summary>
+    /// <exception cref="ServerStartException">The log's settings differ from this server's, or the log cannot be used.</exception>
+    public static async Task<TransactionServer> StartAsync(
+        ISharedLog log,
+        ServerOptions options,
+        IIntentionBroadcast? broadcast = null,
+        ILogger? logger = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(log);
+        ArgumentNullException.ThrowIfNull(options);
+        logger ??= NullLogger.Instance;
+        options.Cluster.Validate();
+        ArgumentOutOfRangeException.ThrowIfLessThan(options.MaxInFlight, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(options.DeserializerThreads, 1);
+        if (options.Cluster.BlockSize > log.BlockSize)
+        {
+            throw new ServerStartException($"the cluster's intention block size ({options.Cluster.BlockSize} B) is larger than the log's block size ({log.BlockSize} B)");
+        }
+
+        var (settings, settingsPosition) = await Startup.AgreeOnSettingsAsync(log, options.Cluster, logger, cancellationToken).ConfigureAwait(false);
+        Database db;
+        StageSequences? sequences = null;
+        var readFrom = settingsPosition + 1;
+        long lastBarrier = 0;
+        var restart = options.RecoverFromCheckpoint
+            ? await Startup.FindCheckpointAsync(log, settingsPosition, logger, cancellationToken).ConfigureAwait(false)
+            : null;
+        if (restart is { } r)
+        {
+            db = Database.Restore(r.Root, r.Info.StateSequence, r.Info.Barrier, r.Info.Sequences.FinalMeld);
+            sequences = r.Info.Sequences;
+            readFrom = r.Info.ResumePosition;
+            lastBarrier = r.Info.Barrier;
+            logger.LogInformation(
+                "{Server}: restarting from the checkpoint @{Position}: state after #{Barrier} (sequence {Sequence}), reading from @{Resume}",
+                options.ServerId, r.Position, r.Info.Barrier, r.Info.StateSequence, r.Info.ResumePosition);
+        }
+        else
+        {
+            db = new Database();
+        }
+
+        var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);
+        server.Start();
+        logger.LogInformation(
+            "{Server}: serving; cluster: {Settings}; pipeline threads: {Threading}",
+            options.ServerId, settings, server._pipeline.Threading);
+        return server;
+    }
+
+    private void Start()
+    {
+        var n = _options.DeserializerThreads;
+        _lanes = new System.Collections.Concurrent.BlockingCollection<Job>[n];
+        _deserializers = new Thread[n];
+        for (var i = 0; i < n; i++)
+        {
+            _lanes[i] = new BlockingCollection<Job>(_options.PipelineWindow);
+            var lane = i;
+            _deserializers[i] = new Thread(() => DeserializeLoop(lane)) { IsBackground = true, Name = $"deserialize-{i}" };
+            _deserializers[i].Start();
+        }
+
+        _submitter = new Thread(SubmitLoop) { IsBackground = true, Name = "submit" };
+        _submitter.Start();
+        _reader = Task.Run(ReadLoopAsync);
+    }
+
+    /// <summary>Called on the final-meld thread after each ordinal.</summary>
+    private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)
+    {
+        _window.Advance(ordinal, current);
+        _metrics.OnMelded(outcome);
+        if (_localByOrdinal.TryRemove(ordinal, out var pending))
+        {
+            pending.Outcome.TrySetResult(outcome);
+        }
+    }
+
+    /// <summary>Stops reading, finishes what the pipeline holds, and completes every waiting transaction (outcome unknown).</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _stop.CancelAsync().ConfigureAwait(false);
+        try
+        {
+            await _reader.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+
+        foreach (var lane in _lanes)
+        {
+            lane.CompleteAdding();
+        }
+
+        _submitQueue.CompleteAdding();
+        foreach (var t in _deserializers)
+        {
+            t.Join();
+        }
+
+        _submitter?.Join();
+        try
+        {
+            _pipeline.Dispose();
+        }
+        catch (Exception e)
+        {
+            _logger.LogError(e, "{Server}: the pipeline failed", _options.ServerId);
+        }
+
+        foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.Values))
+        {
+            p.Outcome.TrySetCanceled();
+        }
+
+        foreach (var c in _checkpointRequests.Values)
+        {
+            c.Done.TrySetCanceled();
+        }
+
+        _window.Clear();
+        _metrics.Dispose();
+        _stop.Dispose();
+    }
+
+    private void ThrowIfStopping()
+    {
+        if (_stop.IsCancellationRequested)
+        {
+            throw new EngineException(EngineErrorCode.Unavailable, $"server {_options.ServerId} is stopping");
+        }
+
+        if (_failure is { } f)
+        {
+            throw new EngineException(EngineErrorCode.Unavailable, $"server {_options.ServerId} stopped serving: {f.Message}");
+        }
+    }
+}

@@ -1,0 +1,281 @@
+using System.Collections.Concurrent;
+using System.Text;
+using Hyder.Server.Cluster;
+using Hyder.Server.Engine;
+using Hyder.Tree;
+using Hyder.Tree.Meld;
+using Xunit;
+using static Hyder.Server.Tests.Server.TestCluster;
+
+namespace Hyder.Server.Tests.Server;
+
+/// <summary>Several transaction servers on one log compute one database (Hyder II §3-§5).</summary>
+public sealed class ServerClusterTests
+{
+    public static TheoryData<int, int, bool> Pipelines => new()
+    {
+        { 0, 0, false },
+        { 0, 0, true },
+        { 1, 1, false },
+        { 2, 2, true },
+    };
+
+    /// <summary>
+    /// Clients on every server run read-modify-write transactions on a few hundred keys; every
+    /// committed transaction is visible on every server and the servers' states are identical,
+    /// ephemeral ids included.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Pipelines))]
+    public async Task ServersOnOneLogCommitTheSameTransactionsAndReachTheSameState(int t, int d, bool group)
+    {
+        await using var cluster = await TestCluster.StartAsync(3, new ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = 1024 });
+        var committed = new ConcurrentDictionary<string, byte[]>();
+        var aborted = 0;
+        var tasks = new List<Task>();
+        for (var c = 0; c < 6; c++)
+        {
+            var server = cluster.Servers[c % 3];
+            var client = c;
+            tasks.Add(Task.Run(async () =>
+            {
+                var rng = new Random(client);
+                for (var i = 0; i < 60; i++)
+                {
+                    var k1 = Key(rng.Next(300));
+                    var k2 = Key(rng.Next(300));
+                    var value = Value($"c{client}-{i}");
+                    var outcome = await server.ExecuteAsync(
+                        rng.Next(4) == 0 ? IsolationLevel.SnapshotIsolation : IsolationLevel.Serializable,
+                        [Operation.Get(k1), Operation.Put(k1, value), Operation.Put(k2, value)]);
+                    if (outcome.Status == TransactionStatus.Committed)
+                    {
+                        Assert.True(outcome.Ordinal > 0);
+                        committed[$"{outcome.Ordinal}"] = value;
+                    }
+                    else
+                    {
+                        Assert.Equal(TransactionStatus.Aborted, outcome.Status);
+                        Interlocked.Increment(ref aborted);
+                    }
+                }
+            }));
+        }
+
+        await Task.WhenAll(tasks);
+        var hashes = await cluster.QuiesceAsync();
+        Assert.All(hashes, h => Assert.Equal(hashes[0], h));
+        Assert.True(committed.Count > 100, $"only {committed.Count} commits");
+
+        // Every server sees every committed write (the last committed value of each key agrees too: same hash).
+        foreach (var server in cluster.Servers)
+        {
+            Assert.Equal(cluster.Servers[0].Metrics.Commits, server.Metrics.Commits);
+            Assert.Equal(cluster.Servers[0].Metrics.Aborts, server.Metrics.Aborts);
+        }
+
+        var rows = new List<KeyValuePair<byte[], byte[]>>();
+        await foreach (var row in cluster.Servers[2].ScanAsync(null, null, 0))
+        {
+            rows.Add(row);
+        }
+
+        var values = rows.Select(r => Encoding.UTF8.GetString(r.Value)).ToHashSet();
+        Assert.All(values, v => Assert.Contains(v, committed.Values.Select(b => Encoding.UTF8.GetString(b))));
+    }
+
+    [Fact]
+    public async Task RandomDelaysBetweenStagesChangeNoDecisionAndNoByte()
+    {
+        var settings = new ClusterSettings { PremeldThreads = 2, Distance = 1, GroupMeld = true, BlockSize = 1024 };
+        await using var cluster = await TestCluster.StartAsync(1, settings);
+        await cluster.AddServerAsync(o => o.StageDelay = (stage, v) =>
+        {
+            var h = (uint)HashCode.Combine(stage, v);
+            if (h % 7 == 0)
+            {
+                Thread.Sleep(1);
+            }
+            else
+            {
+                Thread.SpinWait((int)(h % 3000));
+            }
+        });
+        await Workload(cluster, clients: 4, transactions: 80);
+        var hashes = await cluster.QuiesceAsync();
+        Assert.Equal(hashes[0], hashes[1]);
+        Assert.Equal(cluster.Servers[0].Metrics.Commits, cluster.Servers[1].Metrics.Commits);
+    }
+
+    [Fact]
+    public async Task AServerRestartedFromACheckpointUnderLoadReachesItsPeersHash()
+    {
+        var settings = new ClusterSettings { PremeldThreads = 2, Distance = 2, GroupMeld = true, BlockSize = 512 };
+        await using var cluster = await TestCluster.StartAsync(2, settings);
+        await Workload(cluster, clients: 4, transactions: 60);
+
+        var load = Workload(cluster, clients: 3, transactions: 80, servers: [0]);
+        var barrier = await cluster.Servers[0].CheckpointAsync();
+        Assert.True(barrier > 0);
+        await load;
+
+        // A third server joins from the checkpoint (and the second restarts) while the first keeps loading.
+        var second = cluster.Servers[1];
+        await second.DisposeAsync();
+        cluster.Servers.RemoveAt(1);
+        var more = Workload(cluster, clients: 2, transactions: 60, servers: [0]);
+        var restarted = await cluster.AddServerAsync();
+        await more;
+        var hashes = await cluster.QuiesceAsync();
+        Assert.Equal(hashes[0], hashes[1]);
+        Assert.True(restarted.Metrics.Commits < cluster.Servers[0].Metrics.Commits, "the restarted server started from the checkpoint, not the log's start");
+    }
+
+    [Fact]
+    public async Task AServerWithOtherSettingsRefusesToStart()
+    {
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings { PremeldThreads = 1, Distance = 1 });
+        var e = await Assert.ThrowsAsync<ServerStartException>(() =>
+            TransactionServer.StartAsync(cluster.Log, Options("other", new ClusterSettings { PremeldThreads = 2, Distance = 1 })));
+        Assert.Contains("differ from the log's", e.Message);
+        Assert.Contains("t=2", e.Message);
+    }
+
+    [Fact]
+    public async Task AdmissionControlHoldsTheInFlightLimit()
+    {
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings(), o =>
+        {
+            o.MaxInFlight = 3;
+            o.AdmissionTimeout = TimeSpan.FromMilliseconds(1);
+        });
+        var server = cluster.Servers[0];
+        var max = 0;
+        using var sampling = new CancellationTokenSource();
+        var sampler = Task.Run(() =>
+        {
+            while (!sampling.IsCancellationRequested)
+            {
+                max = Math.Max(max, server.InFlight);
+            }
+        });
+        var refused = 0;
+        await Task.WhenAll(Enumerable.Range(0, 40).Select(i => Task.Run(async () =>
+        {
+            try
+            {
+                await server.ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(i), Value("x"))]);
+            }
+            catch (EngineException e) when (e.Code == EngineErrorCode.ResourceExhausted)
+            {
+                Interlocked.Increment(ref refused);
+            }
+        })));
+        await sampling.CancelAsync();
+        await sampler;
+        Assert.InRange(max, 1, 3);
+        Assert.True(refused > 0, "nothing was refused");
+        Assert.Equal(refused, server.Metrics.Refused);
+    }
+
+    [Fact]
+    public async Task BadRequestsAreRefusedWithAReasonAndNothingIsApplied()
+    {
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings());
+        var server = cluster.Servers[0];
+        var big = new byte[server.Limits.MaxValueBytes + 1];
+        var bad = new (IReadOnlyList<Operation> Ops, string Reason)[]
+        {
+            ([Operation.Put(Key(1), Value("a")), Operation.Put([], Value("b"))], "key must not be empty"),
+            ([Operation.Put(Key(1), Value("a")), Operation.Put(Key(2), big)], "limit is"),
+            ([Operation.Put(Key(1), Value("a")), new Operation(OperationKind.Put, Key(3))], "needs a value"),
+            ([], "at least one operation"),
+            ([.. Enumerable.Range(0, server.Limits.MaxOperations + 1).Select(i => Operation.Get(Key(i)))], "operations in one transaction"),
+            ([Operation.Scan(Key(1), null, -1)], "scan limit"),
+        };
+        foreach (var (ops, reason) in bad)
+        {
+            var e = await Assert.ThrowsAsync<EngineException>(async () => await server.ExecuteAsync(IsolationLevel.Serializable, ops));
+            Assert.Equal(EngineErrorCode.InvalidArgument, e.Code);
+            Assert.Contains(reason, e.Message);
+        }
+
+        var ok = await server.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(Key(1)), Operation.Put(Key(9), Value("z"))]);
+        Assert.Equal(TransactionStatus.Committed, ok.Status);
+        Assert.False(ok.Results[0].Found);
+    }
+
+    [Fact]
+    public async Task GarbageAndHostileBlocksInTheLogAreSkippedOrRejectedAlikeOnEveryServer()
+    {
+        await using var cluster = await TestCluster.StartAsync(2, new ClusterSettings { BlockSize = 1024 });
+        await Workload(cluster, clients: 2, transactions: 10);
+        await cluster.Log.AppendAsync(new byte[] { 1, 2, 3, 4, 5 });
+        var good = Tree.Serialization.BlockFormat.WriteControl([2]);
+        await cluster.Log.AppendAsync(good);
+        await Workload(cluster, clients: 2, transactions: 10);
+        var hashes = await cluster.QuiesceAsync();
+        Assert.Equal(hashes[0], hashes[1]);
+        Assert.All(cluster.Servers, s => Assert.Equal(1, s.Metrics.SkippedBlocks));
+        var after = await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(77), Value("still serving"))]);
+        Assert.Equal(TransactionStatus.Committed, after.Status);
+    }
+
+    [Fact]
+    public async Task InteractiveTransactionsSeeTheirOwnWritesAndConflictsAbortWithTheirCause()
+    {
+        await using var cluster = await TestCluster.StartAsync(2, new ClusterSettings());
+        var a = cluster.Servers[0];
+        var b = cluster.Servers[1];
+        await a.ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(1), Value("v0"))]);
+        await cluster.QuiesceAsync();
+
+        await using var t1 = a.Begin(IsolationLevel.Serializable);
+        await using var t2 = b.Begin(IsolationLevel.Serializable);
+        Assert.Equal("v0", Encoding.UTF8.GetString(t1.Execute(Operation.Get(Key(1))).Value!));
+        Assert.Equal("v0", Encoding.UTF8.GetString(t2.Execute(Operation.Get(Key(1))).Value!));
+        t1.Execute(Operation.Put(Key(1), Value("v1")));
+        Assert.Equal("v1", Encoding.UTF8.GetString(t1.Execute(Operation.Get(Key(1))).Value!));
+        t2.Execute(Operation.Put(Key(1), Value("v2")));
+        var o1 = await t1.CommitAsync();
+        var o2 = await t2.CommitAsync();
+        Assert.Equal(TransactionStatus.Committed, o1.Status);
+        Assert.Equal(TransactionStatus.Aborted, o2.Status);
+        Assert.True(o2.Cause is AbortCause.ReadWrite or AbortCause.WriteWrite, o2.Cause.ToString());
+        Assert.Contains("conflict", o2.Detail);
+        Assert.Throws<EngineException>(() => t1.Execute(Operation.Get(Key(1))));
+    }
+
+    internal static async Task Workload(TestCluster cluster, int clients, int transactions, int[]? servers = null)
+    {
+        servers ??= [.. Enumerable.Range(0, cluster.Servers.Count)];
+        var snapshot = cluster.Servers.ToArray();
+        await Task.WhenAll(Enumerable.Range(0, clients).Select(c => Task.Run(async () =>
+        {
+            var rng = new Random(c * 31 + transactions);
+            var server = snapshot[servers[c % servers.Length]];
+            for (var i = 0; i < transactions; i++)
+            {
+                var ops = new List<Operation>();
+                for (var r = 0; r < 3; r++)
+                {
+                    ops.Add(Operation.Get(Key(rng.Next(500))));
+                }
+
+                ops.Add(Operation.Put(Key(rng.Next(500)), Value($"{c}:{i}:{new string('x', rng.Next(200))}")));
+                if (rng.Next(5) == 0)
+                {
+                    ops.Add(Operation.Delete(Key(rng.Next(500))));
+                }
+
+                if (rng.Next(7) == 0)
+                {
+                    ops.Add(Operation.Scan(Key(rng.Next(500)), null, 5));
+                }
+
+                var outcome = await server.ExecuteAsync(rng.Next(3) == 0 ? IsolationLevel.SnapshotIsolation : IsolationLevel.Serializable, ops);
+                Assert.NotEqual(TransactionStatus.Unknown, outcome.Status);
+            }
+        })));
+    }
+}
