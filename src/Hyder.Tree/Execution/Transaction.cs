@@ -32,8 +32,11 @@ public sealed partial class Transaction : IDisposable
         Isolation = isolation;
         _pool = pool;
         _root = snapshot.Root;
-        _token = Interlocked.Decrement(ref s_nextToken);
+        _token = NextToken();
     }
+
+    /// <summary>A fresh executor token (negative, never reused in this process): marks an unsealed intention's nodes.</summary>
+    internal static long NextToken() => Interlocked.Decrement(ref s_nextToken);
 
     /// <summary>The state the transaction reads.</summary>
     public DatabaseState Snapshot { get; }

@@ -1,0 +1,167 @@
+using System.Buffers.Binary;
+
+namespace Hyder.Tree.Serialization;
+
+/// <summary>What a block holds.</summary>
+public enum BlockKind : byte
+{
+    /// <summary>A non-final chunk of an intention.</summary>
+    IntentionPart = 1,
+
+    /// <summary>The final block of an intention (its log position is the intention's).</summary>
+    Intention = 2,
+
+    /// <summary>A non-final chunk of a checkpoint.</summary>
+    CheckpointPart = 3,
+
+    /// <summary>The final block of a checkpoint.</summary>
+    Checkpoint = 4,
+
+    /// <summary>An opaque payload defined by the server (settings, filler, checkpoint marker).</summary>
+    Control = 5,
+}
+
+/// <summary>
+/// The fixed header every block starts with (docs/intention-format.md):
+/// magic "HYDB", format version, kind, total length (u32 LE) and the CRC-32C (u32 LE) of every
+/// byte after the CRC field up to the total length.
+/// </summary>
+/// <param name="Kind">The block's kind.</param>
+/// <param name="Length">Total length of the block, header included.</param>
+/// <param name="Crc">The stored CRC-32C.</param>
+public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
+{
+    /// <summary>
+    /// Parses and checks the header of <paramref name="block"/>: magic, version, kind, length (at
+    /// least a header, at most the bytes given and <see cref="BlockFormat.MaxBlockSize"/>) and CRC.
+    /// Bytes after <see cref="Length"/> (a padded log slot) are ignored.
+    /// </summary>
+    /// <returns>True when the block is sound; otherwise false and a sentence in <paramref name="error"/>.</returns>
+    public static bool TryParse(ReadOnlySpan<byte> block, out BlockHeader header, out string? error)
+    {
+        header = default;
+        if (block.Length < BlockFormat.HeaderSize)
+        {
+            error = $"{block.Length} bytes are shorter than a block header ({BlockFormat.HeaderSize} bytes)";
+            return false;
+        }
+
+        if (!block[..4].SequenceEqual(BlockFormat.Magic))
+        {
+            error = $"bad magic {Convert.ToHexString(block[..4])} (expected {Convert.ToHexString(BlockFormat.Magic)})";
+            return false;
+        }
+
+        if (block[4] != BlockFormat.Version)
+        {
+            error = $"unsupported format version {block[4]} (this build reads {BlockFormat.Version})";
+            return false;
+        }
+
+        var kind = (BlockKind)block[5];
+        if (kind is < BlockKind.IntentionPart or > BlockKind.Control)
+        {
+            error = $"unknown block kind {block[5]}";
+            return false;
+        }
+
+        var length = BinaryPrimitives.ReadUInt32LittleEndian(block[6..]);
+        if (length < BlockFormat.HeaderSize || length > BlockFormat.MaxBlockSize || length > (uint)block.Length)
+        {
+            error = $"block length {length} is outside {BlockFormat.HeaderSize}..{Math.Min(BlockFormat.MaxBlockSize, block.Length)} (the bytes given)";
+            return false;
+        }
+
+        var crc = BinaryPrimitives.ReadUInt32LittleEndian(block[10..]);
+        var actual = Crc32C.Compute(block[BlockFormat.HeaderSize..(int)length]);
+        if (crc != actual)
+        {
+            error = $"CRC mismatch (stored {crc:X8}, computed {actual:X8})";
+            return false;
+        }
+
+        header = new BlockHeader(kind, (int)length, crc);
+        error = null;
+        return true;
+    }
+}
+
+/// <summary>Constants of the block format and helpers for blocks with an opaque payload.</summary>
+public static class BlockFormat
+{
+    /// <summary>Format version written and read by this build.</summary>
+    public const byte Version = 1;
+
+    /// <summary>Size of the fixed header: magic 4, version 1, kind 1, length 4, CRC 4.</summary>
+    public const int HeaderSize = 14;
+
+    /// <summary>The default block size (DESIGN §4).</summary>
+    public const int DefaultBlockSize = 8192;
+
+    /// <summary>The smallest block size the encoders accept.</summary>
+    public const int MinBlockSize = 128;
+
+    /// <summary>The largest block a reader accepts (1 MiB): a bound on what a length field can claim.</summary>
+    public const int MaxBlockSize = 1 << 20;
+
+    /// <summary>The magic every block starts with: "HYDB".</summary>
+    public static ReadOnlySpan<byte> Magic => "HYDB"u8;
+
+    /// <summary>A control block around <paramref name="payload"/>.</summary>
+    /// <param name="payload">The server's opaque bytes.</param>
+    /// <param name="blockSize">The log's block size; the payload must fit after the header.</param>
+    public static byte[] WriteControl(ReadOnlySpan<byte> payload, int blockSize = DefaultBlockSize)
+    {
+        CheckBlockSize(blockSize);
+        if (payload.Length > blockSize - HeaderSize)
+        {
+            ThrowHelper.ThrowArgument(nameof(payload), $"a control payload of {payload.Length} bytes does not fit a {blockSize}-byte block");
+        }
+
+        var block = new byte[HeaderSize + payload.Length];
+        payload.CopyTo(block.AsSpan(HeaderSize));
+        Seal(block, BlockKind.Control);
+        return block;
+    }
+
+    /// <summary>The payload of a control block; throws <see cref="IntentionFormatException"/> when the block is not a sound control block.</summary>
+    public static ReadOnlySpan<byte> ReadControl(ReadOnlySpan<byte> block)
+    {
+        var header = Parse(block, "control block");
+        if (header.Kind != BlockKind.Control)
+        {
+            throw new IntentionFormatException($"control block: the block is of kind {header.Kind}");
+        }
+
+        return block[HeaderSize..header.Length];
+    }
+
+    /// <summary>Writes the header of a block whose body is already in place (the whole span is the block).</summary>
+    internal static void Seal(Span<byte> block, BlockKind kind)
+    {
+        Magic.CopyTo(block);
+        block[4] = Version;
+        block[5] = (byte)kind;
+        BinaryPrimitives.WriteUInt32LittleEndian(block[6..], (uint)block.Length);
+        BinaryPrimitives.WriteUInt32LittleEndian(block[10..], Crc32C.Compute(block[HeaderSize..]));
+    }
+
+    /// <summary>Parses a header or throws <see cref="IntentionFormatException"/> naming <paramref name="what"/>.</summary>
+    internal static BlockHeader Parse(ReadOnlySpan<byte> block, string what)
+    {
+        if (!BlockHeader.TryParse(block, out var header, out var error))
+        {
+            throw new IntentionFormatException($"{what}: {error}");
+        }
+
+        return header;
+    }
+
+    internal static void CheckBlockSize(int blockSize)
+    {
+        if (blockSize < MinBlockSize || blockSize > MaxBlockSize)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(blockSize), $"block size {blockSize} is outside {MinBlockSize}..{MaxBlockSize}");
+        }
+    }
+}

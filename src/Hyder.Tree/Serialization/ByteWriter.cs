@@ -1,0 +1,89 @@
+using System.Runtime.CompilerServices;
+
+namespace Hyder.Tree.Serialization;
+
+/// <summary>A growable byte buffer with the codec's primitive writes (LEB128 varints).</summary>
+internal sealed class ByteWriter(int capacity = 256)
+{
+    private byte[] _buffer = new byte[Math.Max(16, capacity)];
+
+    /// <summary>Bytes written.</summary>
+    public int Length { get; private set; }
+
+    /// <summary>The bytes written so far.</summary>
+    public ReadOnlySpan<byte> Written => _buffer.AsSpan(0, Length);
+
+    public void Byte(byte b)
+    {
+        Ensure(1);
+        _buffer[Length++] = b;
+    }
+
+    /// <summary>An unsigned LEB128 varint: 7 bits a byte, low first, high bit set on all but the last.</summary>
+    public void Varint(ulong v)
+    {
+        Ensure(10);
+        while (v >= 0x80)
+        {
+            _buffer[Length++] = (byte)(v | 0x80);
+            v >>= 7;
+        }
+
+        _buffer[Length++] = (byte)v;
+    }
+
+    /// <summary>A varint length followed by the bytes.</summary>
+    public void Bytes(ReadOnlySpan<byte> bytes)
+    {
+        Varint((ulong)bytes.Length);
+        Raw(bytes);
+    }
+
+    /// <summary>A 64-bit little-endian value.</summary>
+    public void U64(ulong v)
+    {
+        Ensure(8);
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt64LittleEndian(_buffer.AsSpan(Length), v);
+        Length += 8;
+    }
+
+    /// <summary>Zero bytes (room for a header written later).</summary>
+    public void Zeros(int count)
+    {
+        Ensure(count);
+        _buffer.AsSpan(Length, count).Clear();
+        Length += count;
+    }
+
+    public void Raw(ReadOnlySpan<byte> bytes)
+    {
+        Ensure(bytes.Length);
+        bytes.CopyTo(_buffer.AsSpan(Length));
+        Length += bytes.Length;
+    }
+
+    /// <summary>Bytes a varint of <paramref name="v"/> takes.</summary>
+    public static int VarintSize(ulong v)
+    {
+        var n = 1;
+        while (v >= 0x80)
+        {
+            v >>= 7;
+            n++;
+        }
+
+        return n;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Ensure(int more)
+    {
+        if (Length + more > _buffer.Length)
+        {
+            Grow(more);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Grow(int more) => Array.Resize(ref _buffer, Math.Max(_buffer.Length * 2, Length + more));
+}

@@ -1,0 +1,127 @@
+namespace Hyder.Tree.Serialization;
+
+/// <summary>
+/// An intention (or checkpoint) cut into blocks, in two phases: append <see cref="Parts"/> in
+/// order, then build the final block with <see cref="Finish"/> from the positions the parts got,
+/// and append it last (its position is the intention's).
+/// </summary>
+public sealed class EncodedIntention
+{
+    /// <summary>Bytes a part position takes at most in the final block (a varint of a 40-bit position).</summary>
+    internal const int MaxPositionBytes = 6;
+
+    private readonly BlockKind _finalKind;
+    private readonly byte[] _fields;
+    private readonly byte[] _tail;
+
+    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, byte[] fields, byte[] tail, int blockSize, int streamLength, int nodeCount)
+    {
+        _finalKind = finalKind;
+        Nonce = nonce;
+        Parts = parts;
+        _fields = fields;
+        _tail = tail;
+        BlockSize = blockSize;
+        StreamLength = streamLength;
+        NodeCount = nodeCount;
+    }
+
+    /// <summary>The non-final chunk blocks: append these first, in order.</summary>
+    public IReadOnlyList<ReadOnlyMemory<byte>> Parts { get; }
+
+    /// <summary>The random 64-bit value every block of this encoding carries.</summary>
+    public long Nonce { get; }
+
+    /// <summary>The block size the encoding was cut for.</summary>
+    public int BlockSize { get; }
+
+    /// <summary>Length of the logical byte stream (all chunks' data, headers excluded).</summary>
+    public int StreamLength { get; }
+
+    /// <summary>Nodes written (inside nodes of an intention; ephemeral nodes of a checkpoint).</summary>
+    public int NodeCount { get; }
+
+    /// <summary>
+    /// The final block, once the parts are in the log: <paramref name="partPositions"/> holds their
+    /// log positions in order (strictly increasing, 1..<see cref="NodeVersion.MaxPosition"/>).
+    /// </summary>
+    public ReadOnlyMemory<byte> Finish(ReadOnlySpan<long> partPositions)
+    {
+        if (partPositions.Length != Parts.Count)
+        {
+            ThrowHelper.ThrowArgument(nameof(partPositions), $"{partPositions.Length} part positions given for {Parts.Count} parts");
+        }
+
+        var w = new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tail.Length + 8);
+        w.Zeros(BlockFormat.HeaderSize);
+        w.U64((ulong)Nonce);
+        w.Varint((ulong)partPositions.Length);
+        long previous = 0;
+        foreach (var p in partPositions)
+        {
+            if (p <= previous || p > NodeVersion.MaxPosition)
+            {
+                ThrowHelper.ThrowArgument(nameof(partPositions), $"part position {p} is not above {previous} and at most {NodeVersion.MaxPosition}");
+            }
+
+            w.Varint((ulong)p);
+            previous = p;
+        }
+
+        w.Raw(_fields);
+        w.Raw(_tail);
+        var block = w.Written.ToArray();
+        BlockFormat.Seal(block, _finalKind);
+        return block;
+    }
+
+    /// <summary>
+    /// Cuts <paramref name="stream"/> into parts and a final tail: parts take full chunks from the
+    /// front, the final block the rest, with room kept for the part positions and <paramref name="fields"/>.
+    /// </summary>
+    internal static EncodedIntention Cut(ReadOnlySpan<byte> stream, BlockKind partKind, BlockKind finalKind, byte[] fields, int blockSize, int nodeCount, string what)
+    {
+        BlockFormat.CheckBlockSize(blockSize);
+        var nonce = Random.Shared.NextInt64(long.MinValue, long.MaxValue);
+        const int Fixed = BlockFormat.HeaderSize + 8;
+
+        // The smallest part count whose parts and final block hold the stream.
+        var parts = 0;
+        long capacity = 0;
+        while (true)
+        {
+            var finalRoom = blockSize - Fixed - ByteWriter.VarintSize((ulong)parts) - ((long)parts * MaxPositionBytes) - fields.Length;
+            if (finalRoom < 0)
+            {
+                ThrowHelper.ThrowArgument(nameof(blockSize), $"{what} of {stream.Length} bytes does not fit {blockSize}-byte blocks");
+            }
+
+            if (capacity + finalRoom >= stream.Length)
+            {
+                break;
+            }
+
+            capacity += blockSize - Fixed - ByteWriter.VarintSize((ulong)parts);
+            parts++;
+        }
+
+        var blocks = new ReadOnlyMemory<byte>[parts];
+        var at = 0;
+        for (var i = 0; i < parts; i++)
+        {
+            var room = blockSize - Fixed - ByteWriter.VarintSize((ulong)i);
+            var take = Math.Min(room, stream.Length - at);
+            var w = new ByteWriter(Fixed + 5 + take);
+            w.Zeros(BlockFormat.HeaderSize);
+            w.U64((ulong)nonce);
+            w.Varint((ulong)i);
+            w.Raw(stream.Slice(at, take));
+            at += take;
+            var block = w.Written.ToArray();
+            BlockFormat.Seal(block, partKind);
+            blocks[i] = block;
+        }
+
+        return new EncodedIntention(finalKind, nonce, blocks, fields, stream[at..].ToArray(), blockSize, stream.Length, nodeCount);
+    }
+}

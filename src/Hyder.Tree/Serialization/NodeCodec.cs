@@ -1,0 +1,269 @@
+namespace Hyder.Tree.Serialization;
+
+/// <summary>
+/// The node record shared by intentions and checkpoints, and the version and range encodings
+/// (docs/intention-format.md, "Node record").
+/// </summary>
+internal static class NodeCodec
+{
+    /// <summary>Reference kinds (two bits each in the shape byte).</summary>
+    public const byte RefNull = 0, RefInside = 1, RefPersistent = 2, RefEphemeral = 3;
+
+    /// <summary>Version kinds: none, SSV equal to SCV (SSV only), persistent, ephemeral.</summary>
+    public const byte VersionNone = 0, VersionSameAsScv = 1;
+
+    /// <summary>Flag-byte bit of an intention node copied from a snapshot node of the same key (Node.Source).</summary>
+    public const byte CopiedBit = 1 << 5;
+
+    /// <summary>The meld flags a record carries, in their <see cref="NodeFlags"/> bit positions.</summary>
+    public const NodeFlags StoredFlags =
+        NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.DependsOnTree | NodeFlags.SubtreeIsOnlyReadDependent | NodeFlags.BlindWrite;
+
+    /// <summary>Smallest record: flags, shape, key length, one key byte, payload length, height.</summary>
+    public const int MinNodeBytes = 6;
+
+    public static byte VersionKind(NodeVersion v) => !v.IsSome ? VersionNone : v.IsEphemeral ? RefEphemeral : RefPersistent;
+
+    public static void WriteVersion(ByteWriter w, NodeVersion v, long[] table)
+    {
+        if (v.IsEphemeral)
+        {
+            w.Byte((byte)v.ThreadId);
+            w.Varint((ulong)v.Sequence);
+        }
+        else if (v.IsPersistent)
+        {
+            var at = Array.BinarySearch(table, v.Position);
+            w.Varint((ulong)at);
+            w.Varint((ulong)v.Index);
+        }
+    }
+
+    public static NodeVersion ReadVersion(ref ByteReader r, byte kind, long[] table, string field)
+    {
+        switch (kind)
+        {
+            case RefPersistent:
+                if (table.Length == 0)
+                {
+                    r.Fail($"{field} names a log position but the position table is empty");
+                }
+
+                var at = r.Int($"{field} position-table index", table.Length - 1);
+                var index = r.Int($"{field} node index", NodeVersion.MaxIndex);
+                return NodeVersion.Persistent(table[at], index);
+            case RefEphemeral:
+                var thread = r.Byte($"{field} thread id");
+                var sequence = r.Varint($"{field} sequence", (1UL << NodeVersion.SequenceBits) - 1);
+                return NodeVersion.Ephemeral(thread, (long)sequence);
+            default:
+                return NodeVersion.None;
+        }
+    }
+
+    /// <summary>Adds the log positions a version names to <paramref name="positions"/>.</summary>
+    public static void Collect(NodeVersion v, HashSet<long> positions)
+    {
+        if (v.IsPersistent)
+        {
+            positions.Add(v.Position);
+        }
+    }
+
+    public static void WritePositionTable(ByteWriter w, long[] sorted)
+    {
+        w.Varint((ulong)sorted.Length);
+        long previous = 0;
+        foreach (var p in sorted)
+        {
+            w.Varint((ulong)(p - previous));
+            previous = p;
+        }
+    }
+
+    public static long[] ReadPositionTable(ref ByteReader r)
+    {
+        var n = r.Count("position-table size", 1);
+        var table = new long[n];
+        long previous = 0;
+        for (var i = 0; i < n; i++)
+        {
+            var delta = r.Varint("position-table entry", (ulong)NodeVersion.MaxPosition);
+            if (delta == 0)
+            {
+                r.Fail($"position-table entry {i} does not increase");
+            }
+
+            previous += (long)delta;
+            if (previous > NodeVersion.MaxPosition)
+            {
+                r.Fail($"position-table entry {i} ({previous}) exceeds the largest log position {NodeVersion.MaxPosition}");
+            }
+
+            table[i] = previous;
+        }
+
+        return table;
+    }
+
+    public static void WriteRanges(ByteWriter w, KeyRange[] ranges)
+    {
+        w.Varint((ulong)ranges.Length);
+        foreach (var range in ranges)
+        {
+            w.Byte((byte)((range.Low is null ? 0 : 1) | (range.LowInclusive ? 2 : 0) | (range.High is null ? 0 : 4) | (range.HighInclusive ? 8 : 0)));
+            if (range.Low is not null)
+            {
+                w.Bytes(range.Low);
+            }
+
+            if (range.High is not null)
+            {
+                w.Bytes(range.High);
+            }
+        }
+    }
+
+    public static KeyRange[] ReadRanges(ref ByteReader r, bool atLeastOne)
+    {
+        var n = r.Count("range count", 1);
+        if (atLeastOne && n == 0)
+        {
+            r.Fail("DependsOnTree is set but there are no dependency ranges");
+        }
+
+        if (n == 0)
+        {
+            return [];
+        }
+
+        var ranges = new KeyRange[n];
+        for (var i = 0; i < n; i++)
+        {
+            var f = r.Byte("range bounds");
+            if ((f & ~0xF) != 0 || ((f & 1) == 0 && (f & 2) != 0) || ((f & 4) == 0 && (f & 8) != 0))
+            {
+                r.Fail($"range {i} has invalid bound bits {f:X2}");
+            }
+
+            var low = (f & 1) != 0 ? r.Bytes("range low key") : null;
+            var high = (f & 4) != 0 ? r.Bytes("range high key") : null;
+            ranges[i] = new KeyRange(low, (f & 2) != 0, high, (f & 8) != 0);
+        }
+
+        return ranges;
+    }
+
+    /// <summary>
+    /// Writes one node record. <paramref name="inside"/> says which children are written before
+    /// it in the same stream (taken from the decoder's stack); others are written as versions.
+    /// </summary>
+    public static void WriteNode(ByteWriter w, Node n, bool copied, Func<Node, bool> inside, long[] table)
+    {
+        var flags = (byte)(n.Flags & StoredFlags);
+        if (copied)
+        {
+            flags |= CopiedBit;
+        }
+
+        var scvKind = VersionKind(n.Scv);
+        var ssvKind = n.Ssv.IsSome && n.Ssv == n.Scv ? VersionSameAsScv : VersionKind(n.Ssv);
+        var leftKind = RefKind(n.Left, inside);
+        var rightKind = RefKind(n.Right, inside);
+        w.Byte(flags);
+        w.Byte((byte)(leftKind | (rightKind << 2) | (ssvKind << 4) | (scvKind << 6)));
+        w.Bytes(n.Key);
+        w.Bytes(n.Payload);
+        w.Byte(n.Height);
+        WriteVersion(w, n.Scv, table);
+        if (ssvKind != VersionSameAsScv)
+        {
+            WriteVersion(w, n.Ssv, table);
+        }
+
+        if ((n.Flags & NodeFlags.DependsOnTree) != 0)
+        {
+            WriteRanges(w, n.DependencyRanges ?? []);
+        }
+
+        if (leftKind >= RefPersistent)
+        {
+            WriteVersion(w, n.Left!.Vn, table);
+        }
+
+        if (rightKind >= RefPersistent)
+        {
+            WriteVersion(w, n.Right!.Vn, table);
+        }
+    }
+
+    private static byte RefKind(Node? child, Func<Node, bool> inside) =>
+        child is null ? RefNull : inside(child) ? RefInside : VersionKind(child.Vn);
+
+    /// <summary>What a node record says about the node's children and source.</summary>
+    public struct Refs
+    {
+        public byte LeftKind;
+        public byte RightKind;
+        public NodeVersion Left;
+        public NodeVersion Right;
+        public bool Copied;
+    }
+
+    /// <summary>Reads one node record into a node rented from <paramref name="pool"/>.</summary>
+    public static Node ReadNode(ref ByteReader r, NodePoolLease pool, long[] table, bool allowCopied, out Refs refs)
+    {
+        var flags = r.Byte("flags");
+        if ((flags & ~((byte)StoredFlags | (allowCopied ? CopiedBit : 0))) != 0)
+        {
+            r.Fail($"flags {flags:X2} set a reserved bit");
+        }
+
+        var shape = r.Byte("shape");
+        refs = default;
+        refs.Copied = (flags & CopiedBit) != 0;
+        refs.LeftKind = (byte)(shape & 3);
+        refs.RightKind = (byte)((shape >> 2) & 3);
+        var ssvKind = (byte)((shape >> 4) & 3);
+        var scvKind = (byte)(shape >> 6);
+        if (scvKind == VersionSameAsScv)
+        {
+            r.Fail("the SCV kind is 'same as SCV'");
+        }
+
+        var key = r.Bytes("key");
+        if (key.Length == 0)
+        {
+            r.Fail("empty key");
+        }
+
+        var payload = r.Bytes("payload");
+        var height = r.Byte("height");
+        if (height == 0)
+        {
+            r.Fail("height 0");
+        }
+
+        var scv = ReadVersion(ref r, scvKind, table, "SCV");
+        var ssv = ssvKind == VersionSameAsScv ? scv : ReadVersion(ref r, ssvKind, table, "SSV");
+        if (ssvKind == VersionSameAsScv && !scv.IsSome)
+        {
+            r.Fail("the SSV is 'same as SCV' but there is no SCV");
+        }
+
+        var nodeFlags = (NodeFlags)(flags & (byte)StoredFlags);
+        var ranges = (nodeFlags & NodeFlags.DependsOnTree) != 0 ? ReadRanges(ref r, atLeastOne: true) : null;
+        refs.Left = refs.LeftKind >= RefPersistent ? ReadVersion(ref r, refs.LeftKind, table, "left child") : NodeVersion.None;
+        refs.Right = refs.RightKind >= RefPersistent ? ReadVersion(ref r, refs.RightKind, table, "right child") : NodeVersion.None;
+
+        var n = pool.Rent();
+        n.Key = key;
+        n.Payload = payload;
+        n.Height = height;
+        n.Scv = scv;
+        n.Ssv = ssv;
+        n.Flags = nodeFlags;
+        n.DependencyRanges = ranges;
+        return n;
+    }
+}

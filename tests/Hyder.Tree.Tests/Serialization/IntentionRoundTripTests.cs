@@ -1,0 +1,149 @@
+using Hyder.Tree.Serialization;
+using Xunit;
+using Xunit.Abstractions;
+using static Hyder.Tree.Tests.TestData;
+
+namespace Hyder.Tree.Tests.Serialization;
+
+/// <summary>A replica that melds decoded intentions reaches the same states, node for node, as the server that ran them.</summary>
+public sealed class IntentionRoundTripTests(ITestOutputHelper output)
+{
+    [Theory]
+    [InlineData(1, 8192, 300, 150, 1, 8)]
+    [InlineData(2, 8192, 64, 32, 4, 6)]
+    [InlineData(3, 8192, 16, 8, 8, 10)]
+    [InlineData(4, 256, 200, 100, 3, 6)]
+    [InlineData(5, 8192, 1000, 0, 2, 10)]
+    [InlineData(6, 4096, 4, 4, 6, 4)]
+    public void AReplicaMeldingDecodedIntentionsReachesTheSameStates(int seed, int blockSize, int keySpace, int initialKeys, int concurrency, int maxOps)
+    {
+        var payload = blockSize < 1024 ? 100 : 8;
+        var r = new Replica(seed, blockSize, keySpace, initialKeys, payload);
+        for (var step = 0; step < 120; step++)
+        {
+            r.Step(1 + (step % concurrency), maxOps);
+        }
+
+        Assert.Equal(TreeInspector.StateHash(r.A.Current.Root), TreeInspector.StateHash(r.B.Current.Root));
+        Assert.Equal(Contents(r.A.Current), Contents(r.B.Current));
+        Assert.True(r.Intentions > 50, "the run produced almost no intentions");
+        if (blockSize < 1024)
+        {
+            Assert.True(r.MultiBlock > 10, "small blocks should give multi-block intentions");
+        }
+
+        output.WriteLine($"{r.Intentions} intentions, {r.Commits} committed, {r.MultiBlock} multi-block, {r.EncodedBytes} bytes");
+    }
+
+    [Fact]
+    public void AnIntentionThatEmptiesTheTreeRoundTrips()
+    {
+        var r = new Replica(7, 8192, 3, 3);
+        Assert.NotNull(r.A.Current.Root);
+        var s = r.A.PinCurrent();
+        var sb = r.B.PinCurrent();
+        var tx = r.A.BeginAt(s);
+        foreach (var (k, _) in TreeInspector.Contents(s.Root))
+        {
+            tx.Delete(k);
+        }
+
+        var i = tx.Complete()!;
+        Assert.Null(i.Root);
+        var e = IntentionEncoder.Encode(i);
+        var ib = IntentionDecoder.Decode(e.Finish([]).Span, e.Parts, sb, r.DecodePool);
+        Assert.Null(ib.Root);
+        Assert.Equal(i.Deletes.Length, ib.Deletes.Length);
+        r.A.Append(i);
+        r.B.Append(ib);
+        Assert.True(r.A.Meld(i).Committed);
+        Assert.True(r.B.Meld(ib).Committed);
+        Assert.Null(r.B.Current.Root);
+        r.A.Release(s);
+        r.B.Release(sb);
+
+        // And from the empty tree onwards, with scans that find nothing (root ranges).
+        for (var step = 0; step < 30; step++)
+        {
+            r.Step(2, 5);
+        }
+    }
+
+    [Fact]
+    public void DeletingTheRootKeyRoundTrips()
+    {
+        var r = new Replica(8, 8192, 50, 50);
+        var s = r.A.PinCurrent();
+        var sb = r.B.PinCurrent();
+        var rootKey = s.Root!.Key;
+        var tx = r.A.BeginAt(s, IsolationLevel.Serializable);
+        tx.Delete(rootKey);
+        var other = r.A.BeginAt(s, IsolationLevel.Serializable);
+        other.TryGet(rootKey, out _);
+        other.Put(K("k000001x"), K("v"));
+        foreach (var t in new[] { tx, other })
+        {
+            var i = t.Complete()!;
+            var e = IntentionEncoder.Encode(i);
+            var ib = IntentionDecoder.Decode(e.Finish([]).Span, e.Parts, sb, r.DecodePool);
+            r.A.Append(i);
+            r.B.Append(ib);
+            var oa = r.A.Meld(i);
+            var ob = r.B.Meld(ib);
+            Assert.Equal(oa.Committed, ob.Committed);
+            Assert.Equal(TreeInspector.StateHash(r.A.Current.Root), TreeInspector.StateHash(r.B.Current.Root));
+        }
+
+        r.A.Release(s);
+        r.B.Release(sb);
+    }
+
+    [Fact]
+    public void DecodedNodesKeepTheirSourcesAndTheHeaderTellsWhatToFetch()
+    {
+        var db = Load("a", "b", "c", "d", "e", "f", "g");
+        var s = db.PinCurrent();
+        var tx = db.BeginAt(s);
+        tx.TryGet(K("a"), out _);
+        tx.Put(K("f"), K("x"));
+        var i = tx.Complete()!;
+        var e = IntentionEncoder.Encode(i, 128);
+        var positions = Enumerable.Range(0, e.Parts.Count).Select(p => 10L + p).ToArray();
+        var final = e.Finish(positions);
+        var header = IntentionDecoder.ReadHeader(final.Span);
+        Assert.Equal(positions, header.PartPositions);
+        Assert.Equal(e.Nonce, header.Nonce);
+        Assert.Equal(s.Sequence, header.SnapshotSequence);
+        Assert.Equal(IntentionEncoder.PostOrder(i.Root, n => n.Owner == i.ExecutorToken).Count, header.NodeCount);
+        var d = IntentionDecoder.Decode(final.Span, e.Parts, s, new Memory.NodePool(64));
+        Compare(i.Root, d.Root, i, d);
+        db.Release(s);
+    }
+
+    private static void Compare(Node? x, Node? y, Intention ix, Intention iy)
+    {
+        if (x is null || y is null)
+        {
+            Assert.Same(x, y);
+            return;
+        }
+
+        var inside = x.Owner == ix.ExecutorToken;
+        Assert.Equal(inside, y.Owner == iy.ExecutorToken);
+        if (!inside)
+        {
+            Assert.Same(x, y);
+            return;
+        }
+
+        Assert.Equal(x.Key, y.Key);
+        Assert.Equal(x.Payload, y.Payload);
+        Assert.Equal(x.Flags, y.Flags);
+        Assert.Equal(x.Ssv, y.Ssv);
+        Assert.Equal(x.Scv, y.Scv);
+        Assert.Equal(x.Height, y.Height);
+        Assert.Same(x.Source, y.Source);
+        Compare(x.Left, y.Left, ix, iy);
+        Compare(x.Right, y.Right, ix, iy);
+    }
+}

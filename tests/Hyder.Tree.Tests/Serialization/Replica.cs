@@ -1,0 +1,154 @@
+using Hyder.Tree.Memory;
+using Hyder.Tree.Serialization;
+using Xunit;
+
+namespace Hyder.Tree.Tests.Serialization;
+
+/// <summary>
+/// Two databases fed the same log: A melds the executor's intentions, B (a replica that did not run
+/// them) melds what it decodes from their blocks against its own states. Every step compares.
+/// </summary>
+internal sealed class Replica
+{
+    private readonly Random _random;
+    private readonly int _blockSize;
+    private long _nextPosition = 1_000_000;
+
+    public Replica(int seed, int blockSize, int keySpace, int initialKeys, int payloadBytes = 8)
+    {
+        _random = new Random(seed);
+        _blockSize = blockSize;
+        KeySpace = keySpace;
+        PayloadBytes = payloadBytes;
+        var pairs = Enumerable.Range(0, keySpace).Where(_ => _random.Next(keySpace) < initialKeys)
+            .Select(k => new KeyValuePair<byte[], byte[]>(Key(k), Payload())).ToList();
+        if (pairs.Count > 0)
+        {
+            // The bulk load goes through the codec too (one big block size: it is one intention).
+            var tx = A.Begin(IsolationLevel.SnapshotIsolation, A.MeldPool);
+            tx.LoadSorted(pairs);
+            RunRound([tx], A.Current, B.Current, blockSize: BlockFormat.MaxBlockSize);
+        }
+    }
+
+    public Database A { get; } = new(finalMeldThreadId: 3);
+
+    public Database B { get; } = new(finalMeldThreadId: 3);
+
+    public NodePool DecodePool { get; } = new(NodePool.DefaultCapacity);
+
+    public int KeySpace { get; }
+
+    public int PayloadBytes { get; }
+
+    /// <summary>Every intention's blocks by ordinal (in this in-process log, position = ordinal).</summary>
+    public Dictionary<long, (ReadOnlyMemory<byte> Final, IReadOnlyList<ReadOnlyMemory<byte>> Parts)> Log { get; } = [];
+
+    public int Intentions { get; private set; }
+
+    public int Commits { get; private set; }
+
+    public long EncodedBytes { get; private set; }
+
+    public int MultiBlock { get; private set; }
+
+    public byte[] Key(int k) => System.Text.Encoding.ASCII.GetBytes($"k{k:D6}");
+
+    public byte[] Payload()
+    {
+        var p = new byte[PayloadBytes];
+        _random.NextBytes(p);
+        return p;
+    }
+
+    /// <summary>Runs <paramref name="concurrency"/> random transactions on the current state, then melds them in order on both sides.</summary>
+    public void Step(int concurrency, int maxOps)
+    {
+        var sa = A.PinCurrent();
+        var sb = B.PinCurrent();
+        Assert.Equal(sa.Sequence, sb.Sequence);
+        var txs = new List<Transaction>();
+        for (var j = 0; j < concurrency; j++)
+        {
+            var tx = A.BeginAt(sa, (IsolationLevel)_random.Next(4));
+            RandomWork(tx, maxOps);
+            txs.Add(tx);
+        }
+
+        RunRound(txs, sa, sb, _blockSize);
+        A.Release(sa);
+        B.Release(sb);
+    }
+
+    private void RunRound(List<Transaction> txs, DatabaseState sa, DatabaseState sb, int blockSize)
+    {
+        var pending = new List<(Intention A, EncodedIntention Encoded)>();
+        foreach (var tx in txs)
+        {
+            var i = tx.Complete();
+            if (i is not null)
+            {
+                pending.Add((i, IntentionEncoder.Encode(i, blockSize)));
+            }
+        }
+
+        foreach (var (ia, encoded) in pending)
+        {
+            var positions = encoded.Parts.Select(_ => _nextPosition++).ToArray();
+            var final = encoded.Finish(positions);
+            EncodedBytes += encoded.StreamLength;
+            MultiBlock += encoded.Parts.Count > 0 ? 1 : 0;
+            var header = IntentionDecoder.ReadHeader(final.Span);
+            Assert.Equal(sa.Sequence, header.SnapshotSequence);
+            Assert.Equal(ia.Isolation, header.Isolation);
+            var ib = IntentionDecoder.Decode(final.Span, encoded.Parts, sb, DecodePool);
+            A.Append(ia);
+            B.Append(ib);
+            Assert.Equal(ia.NodeCount, ib.NodeCount);
+            Log[ia.Ordinal] = (final, encoded.Parts);
+            var oa = A.Meld(ia);
+            var ob = B.Meld(ib);
+            Assert.Equal(oa.Committed, ob.Committed);
+            Assert.Equal(oa.Cause, ob.Cause);
+            Assert.Equal(oa.RejectReason, ob.RejectReason);
+            Assert.Null(oa.RejectReason);
+            Assert.Equal(TreeInspector.StateHash(A.Current.Root), TreeInspector.StateHash(B.Current.Root));
+            Intentions++;
+            Commits += oa.Committed ? 1 : 0;
+        }
+    }
+
+    private void RandomWork(Transaction tx, int maxOps)
+    {
+        var ops = 1 + _random.Next(maxOps);
+        var results = new List<KeyValuePair<byte[], byte[]>>();
+        for (var o = 0; o < ops; o++)
+        {
+            var key = Key(_random.Next(KeySpace));
+            switch (_random.Next(10))
+            {
+                case < 3:
+                    tx.TryGet(key, out _);
+                    break;
+                case < 6:
+                    tx.Put(key, Payload());
+                    break;
+                case < 8:
+                    tx.Delete(key);
+                    break;
+                case 8:
+                    tx.Insert(key, Payload());
+                    break;
+                default:
+                    results.Clear();
+                    var high = Key(Math.Min(KeySpace, _random.Next(KeySpace) + _random.Next(20)));
+                    if (Keys.Compare(key, high) <= 0)
+                    {
+                        tx.Scan(key, high, 1 + _random.Next(10), results);
+                    }
+
+                    break;
+            }
+        }
+    }
+}
