@@ -45,9 +45,9 @@ public sealed class ServerMetrics : IDisposable
         get
         {
             long n = 0;
-            foreach (var a in _aborts)
+            for (var i = 0; i < _aborts.Length; i++)
             {
-                n += Volatile.Read(ref a);
+                n += Volatile.Read(ref _aborts[i]);
             }
 
             return n;
@@ -102,7 +102,14 @@ public sealed class ServerMetrics : IDisposable
         }
 
         Interlocked.Add(ref _conflictZone, outcome.ConflictZoneLength);
+        if (outcome.Cause == AbortCause.Rejected)
+        {
+            LastRejection = outcome.RejectReason;
+        }
     }
+
+    /// <summary>Why the last rejected intention was rejected.</summary>
+    public string? LastRejection { get; private set; }
 
     private IEnumerable<Measurement<long>> ObserveAborts()
     {

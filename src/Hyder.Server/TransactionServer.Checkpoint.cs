@@ -1,9 +1,8 @@
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
 using Hyder.Server.Engine;
-using Hyder.Tree;
 using Hyder.Tree.Pipeline;
-using Microsoft.Extensions.Logging;
+using Hyder.Tree;
 
 namespace Hyder.Server;
 
@@ -65,14 +64,12 @@ public sealed partial class TransactionServer
 
             var at = await _log.AppendAsync(encoded.Finish(positions), _stop.Token).ConfigureAwait(false);
             _metrics.Checkpoints++;
-            _logger.LogInformation(
-                "{Server}: checkpoint of the state after #{Barrier} written at @{Position} ({Blocks} blocks)",
-                _options.ServerId, barrier.Ordinal, at, positions.Length + 1);
+            _logger.CheckpointWritten(_options.ServerId, barrier.Ordinal, at, positions.Length + 1);
             request.Done.TrySetResult(barrier.Ordinal);
         }
         catch (Exception e) when (e is not OperationCanceledException)
         {
-            _logger.LogError(e, "{Server}: writing the checkpoint after #{Barrier} failed", _options.ServerId, barrier.Ordinal);
+            _logger.CheckpointFailed(e, _options.ServerId, barrier.Ordinal);
             marker.Checkpoint?.Done.TrySetException(e);
         }
         catch (OperationCanceledException)

@@ -225,7 +225,7 @@ public sealed partial class TransactionServer
     };
 
     /// <summary>Runs one operation inside a transaction.</summary>
-    internal static OperationResult Run(Transaction tx, in Operation op, EngineLimits limits)
+    internal static OperationResult Run(Transaction tx, Operation op, EngineLimits limits)
     {
         switch (op.Kind)
         {

@@ -7,7 +7,6 @@ using Hyder.Tree;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Memory;
 using Hyder.Tree.Serialization;
-using Microsoft.Extensions.Logging;
 
 namespace Hyder.Server;
 
@@ -70,7 +69,7 @@ public sealed partial class TransactionServer
                     }
                     catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
                     {
-                        _logger.LogError("{Server}: log position @{Position} is trimmed; skipping it", _options.ServerId, p);
+                        _logger.Trimmed(_options.ServerId, p);
                         Volatile.Write(ref _nextPosition, p + 1);
                         continue;
                     }
@@ -97,7 +96,7 @@ public sealed partial class TransactionServer
         catch (Exception e)
         {
             _failure = e;
-            _logger.LogCritical(e, "{Server}: the log reader failed; the server stops serving", _options.ServerId);
+            _logger.StageFailed(e, _options.ServerId, "log reader");
         }
     }
 
@@ -122,7 +121,7 @@ public sealed partial class TransactionServer
         if (!Blocks.TryParse(block, out var kind, out var error))
         {
             _metrics.SkippedBlocks++;
-            _logger.LogWarning("{Server}: the block at @{Position} is not a Hyder block ({Reason}); skipped, as on every server", _options.ServerId, position, error);
+            _logger.SkippedBlock(_options.ServerId, position, error);
             return;
         }
 
@@ -247,7 +246,7 @@ public sealed partial class TransactionServer
         if (!ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body))
         {
             _metrics.SkippedBlocks++;
-            _logger.LogWarning("{Server}: the control block at @{Position} is of an unknown kind; skipped", _options.ServerId, position);
+            _logger.SkippedBlock(_options.ServerId, position, "a control record of an unknown kind");
             return;
         }
 
@@ -307,7 +306,7 @@ public sealed partial class TransactionServer
         catch (Exception e)
         {
             _failure ??= e;
-            _logger.LogCritical(e, "{Server}: deserializer {Lane} failed", _options.ServerId, lane);
+            _logger.DeserializerFailed(e, _options.ServerId, lane);
         }
     }
 
@@ -316,9 +315,16 @@ public sealed partial class TransactionServer
         var s = job.SnapshotSequence;
         DatabaseState? snapshot;
         var spin = default(SpinWait);
-        while ((snapshot = _window.TryPin(s)) is null)
+        while (true)
         {
-            if (_window.Newest >= s || _stop.IsCancellationRequested)
+            // Newest first: a state added between the lookup and this read must not look missing.
+            var newest = _window.Newest;
+            if ((snapshot = _window.TryPin(s)) is not null)
+            {
+                break;
+            }
+
+            if (newest >= s || _stop.IsCancellationRequested)
             {
                 job.IsDecided = true;
                 job.Decision = Job.Abort(AbortCause.Rejected, $"intention #{job.Ordinal} names snapshot #{s}, which is not a committed state");
@@ -390,7 +396,7 @@ public sealed partial class TransactionServer
         catch (Exception e) when (e is not OperationCanceledException)
         {
             _failure ??= e;
-            _logger.LogCritical(e, "{Server}: submitting to the pipeline failed", _options.ServerId);
+            _logger.StageFailed(e, _options.ServerId, "submitter");
         }
     }
 }

@@ -86,6 +86,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         });
     }
 
+    /// <summary>Tests: called on the final-meld thread after each ordinal.</summary>
+    internal Action<long, MeldOutcome, DatabaseState>? MeldedHook { get; set; }
+
     /// <summary>The cluster's settings, as the log's first record states them.</summary>
     public ClusterSettings Settings => _settings;
 
@@ -148,9 +151,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             sequences = r.Info.Sequences;
             readFrom = r.Info.ResumePosition;
             lastBarrier = r.Info.Barrier;
-            logger.LogInformation(
-                "{Server}: restarting from the checkpoint @{Position}: state after #{Barrier} (sequence {Sequence}), reading from @{Resume}",
-                options.ServerId, r.Position, r.Info.Barrier, r.Info.StateSequence, r.Info.ResumePosition);
+            logger.Restarting(options.ServerId, r.Position, r.Info.Barrier, r.Info.StateSequence, r.Info.ResumePosition);
         }
         else
         {
@@ -159,9 +160,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
         var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);
         server.Start();
-        logger.LogInformation(
-            "{Server}: serving; cluster: {Settings}; pipeline threads: {Threading}",
-            options.ServerId, settings, server._pipeline.Threading);
+        logger.Serving(options.ServerId, settings, server._pipeline.Threading);
         return server;
     }
 
@@ -187,6 +186,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)
     {
         _window.Advance(ordinal, current);
+        MeldedHook?.Invoke(ordinal, outcome, current);
         _metrics.OnMelded(outcome);
         if (_localByOrdinal.TryRemove(ordinal, out var pending))
         {
@@ -229,7 +229,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
         catch (Exception e)
         {
-            _logger.LogError(e, "{Server}: the pipeline failed", _options.ServerId);
+            _logger.PipelineFailed(e, _options.ServerId);
         }
 
         foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.Values))

@@ -1,6 +1,7 @@
 using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Tree;
+using Hyder.Tree.Serialization;
 using Microsoft.Extensions.Logging;
 
 namespace Hyder.Server.Core;
@@ -24,7 +25,7 @@ internal static class Startup
         if (first is null)
         {
             var at = await log.AppendAsync(Blocks.Control(ControlKind.Settings, mine.Encode()), cancellationToken).ConfigureAwait(false);
-            logger.LogInformation("new log: wrote the cluster settings ({Settings}) at @{Position}", mine, at);
+            logger.WroteSettings(mine, at);
             first = await FirstDataBlockAsync(log, buffer, cancellationToken).ConfigureAwait(false)
                 ?? throw new ServerStartException("the log lost the settings record just appended");
         }
@@ -128,7 +129,7 @@ internal static class Startup
             }
             catch (Exception e) when (e is FormatException or Tree.Serialization.IntentionFormatException or SharedLogException)
             {
-                logger.LogWarning("the checkpoint at @{Position} cannot be loaded ({Reason}); looking for an older one", p, e.Message);
+                logger.CheckpointUnreadable(p, e.Message);
             }
         }
 

@@ -242,6 +242,9 @@ public sealed class ThreadedPipeline : IDisposable
         public bool Covered;
     }
 
+    /// <summary>Why the pipeline stopped, when a stage failed; null while it runs.</summary>
+    public Exception? Failure => _failure?.SourceException;
+
     /// <summary>The ordinal of the last intention final meld has finished.</summary>
     public long LastMelded => Volatile.Read(ref _lastMelded);
 

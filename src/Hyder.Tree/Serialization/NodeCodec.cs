@@ -141,7 +141,9 @@ internal static class NodeCodec
         for (var i = 0; i < n; i++)
         {
             var f = r.Byte("range bounds");
-            if ((f & ~0xF) != 0 || ((f & 1) == 0 && (f & 2) != 0) || ((f & 4) == 0 && (f & 8) != 0))
+            // An open bound may still carry its inclusive bit (the executor's scans make closed
+            // ranges with null ends); the bit means nothing then, but it is kept exactly.
+            if ((f & ~0xF) != 0)
             {
                 r.Fail($"range {i} has invalid bound bits {f:X2}");
             }

@@ -131,6 +131,36 @@ public sealed class ServerClusterTests
         Assert.True(restarted.Metrics.Commits < cluster.Servers[0].Metrics.Commits, "the restarted server started from the checkpoint, not the log's start");
     }
 
+    /// <summary>
+    /// Not only the end: after every ordinal both servers made the same decision and hold the
+    /// same state, though one of them decodes what the other ran locally.
+    /// </summary>
+    [Theory]
+    [InlineData(0, 0, false)]
+    [InlineData(2, 1, true)]
+    public async Task EveryOrdinalGetsTheSameDecisionAndStateOnEveryServer(int t, int d, bool group)
+    {
+        await using var cluster = await TestCluster.StartAsync(2, new ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = 1024 });
+        var seen = new ConcurrentDictionary<long, string>[2];
+        for (var i = 0; i < 2; i++)
+        {
+            var record = seen[i] = new();
+            cluster.Servers[i].MeldedHook = (v, o, s) =>
+                record[v] = $"{(o.Committed ? "commit" : o.Cause + " " + o.RejectReason)}, state #{s.Sequence} {TreeInspector.StateHash(s.Root):X}";
+        }
+
+        await Workload(cluster, clients: 4, transactions: 40);
+        await cluster.QuiesceAsync();
+        Assert.True(seen[0].Count > 100);
+        Assert.Equal(seen[0].Count, seen[1].Count);
+        foreach (var (v, first) in seen[0])
+        {
+            Assert.True(seen[1].TryGetValue(v, out var second) && second == first, $"#{v}: {first} | {second}");
+        }
+
+        Assert.Equal(0, cluster.Servers[0].Metrics.AbortsOf(AbortCause.Rejected));
+    }
+
     [Fact]
     public async Task AServerWithOtherSettingsRefusesToStart()
     {

@@ -1,8 +1,6 @@
-using Hyder.Log;
 using Hyder.Log.Embedded;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
-using Hyder.Tree;
 
 namespace Hyder.Server.Tests.Server;
 
