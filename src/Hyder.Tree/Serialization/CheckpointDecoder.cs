@@ -3,14 +3,16 @@ using Hyder.Tree.Memory;
 namespace Hyder.Tree.Serialization;
 
 /// <summary>
-/// Loads a checkpoint: the ephemeral nodes from its blocks, the persistent ones from their
-/// intentions in the log (each intention decoded once), linked top-down from the root with an
-/// explicit stack. Faults throw <see cref="IntentionFormatException"/>.
+/// Loads a checkpoint: every node of the state from its records, in post-order, linked with an
+/// explicit stack; a persistent node's key and payload from its intention in the log (each
+/// intention decoded once). Faults in the bytes throw <see cref="IntentionFormatException"/>.
 /// </summary>
 /// <remarks>
-/// <para>A persistent node in a state is its intention's node as written, except that a child that
-/// was a read-only copy (SubtreeIsOnlyReadDependent) is replaced by the node it was copied from —
-/// meld publishes read-only copies that way — whose version is the copy's SSV.</para>
+/// <para>The loader checks, as it links: children before parents and each record the child of
+/// exactly one parent (by construction of the stack), keys strictly in order, exact AVL heights,
+/// every version at most once, a persistent record's key length against the node its intention
+/// holds, and at the end a CRC-32C over every key and payload taken from the log, so a log that
+/// does not hold what the writer saw is rejected rather than loaded.</para>
 /// <para>Every loaded node has <see cref="Node.Owner"/> 0. On a server that melded them, persistent
 /// nodes keep their intention's ordinal; nothing reads that once the intention is melded (meld
 /// compares owners only with the ordinals of the intention it is melding, which are larger), and
@@ -45,199 +47,205 @@ public static class CheckpointDecoder
         var r = new ByteReader(stream, Label);
         var table = NodeCodec.ReadPositionTable(ref r);
         metadata = r.Bytes("metadata");
-        if (r.Count("node count", NodeCodec.MinNodeBytes + 2) != count)
+        if (r.Count("node count", CheckpointCodec.MinRecordBytes) != count)
         {
             r.Fail("the node count differs from the final block's");
         }
 
-        var records = new Dictionary<NodeVersion, (Node Node, NodeVersion Left, NodeVersion Right)>(count);
         var lease = new NodePoolLease(pool);
+        var images = new Images(source, pool);
+        try
+        {
+            return Link(ref r, count, table, lease, images);
+        }
+        catch
+        {
+            lease.ReturnAll();
+            throw;
+        }
+        finally
+        {
+            // The state shares the images' key and payload arrays, not their nodes.
+            images.ReturnAll();
+        }
+    }
+
+    private static Node? Link(ref ByteReader r, int count, long[] table, NodePoolLease lease, Images images)
+    {
+        var nodes = new Node[count];
+        var minOf = new int[count];
+        var maxOf = new int[count];
+        var stack = new int[count];
+        var depth = 0;
+        var ephemeral = new HashSet<NodeVersion>();
+        uint digest = 0;
         r.ItemKind = "node";
         for (var i = 0; i < count; i++)
         {
             r.Item = i;
-            var vn = NodeCodec.ReadVersion(ref r, NodeCodec.RefEphemeral, table, "version");
-            var n = NodeCodec.ReadNode(ref r, lease, table, allowCopied: false, out var refs);
-            if (refs.LeftKind == NodeCodec.RefInside || refs.RightKind == NodeCodec.RefInside)
+            var flags = r.Byte("flags");
+            if ((flags & ~(byte)NodeCodec.StoredFlags) != 0)
             {
-                r.Fail("a checkpoint names every child by its version");
+                r.Fail($"flags {flags:X2} set a reserved bit");
             }
 
-            n.Vn = vn;
-            if (!records.TryAdd(vn, (n, refs.Left, refs.Right)))
+            var shape = r.Byte("shape");
+            var vnKind = (byte)(shape & 3);
+            if (vnKind < NodeCodec.RefPersistent)
             {
-                r.Fail($"version {vn} is written twice");
+                r.Fail($"version kind {vnKind} (a state node is persistent or ephemeral)");
             }
-        }
 
-        r.ItemKind = null;
-        var rootKind = r.Byte("root reference");
-        if (rootKind is NodeCodec.RefInside or > NodeCodec.RefEphemeral)
-        {
-            r.Fail($"unknown root reference kind {rootKind}");
-        }
-
-        var rootVn = NodeCodec.ReadVersion(ref r, rootKind, table, "root");
-        r.ExpectEnd();
-        return Link(rootVn, records, source, pool);
-    }
-
-    private static Node? Link(NodeVersion rootVn, Dictionary<NodeVersion, (Node Node, NodeVersion Left, NodeVersion Right)> records, IPersistentNodeSource source, NodePool pool)
-    {
-        var images = new Dictionary<long, (IntentionImage Image, bool[] Used)>();
-        var work = new Stack<(Node? Parent, bool Left, NodeVersion Vn)>();
-        Node? root = null;
-        if (rootVn.IsSome)
-        {
-            work.Push((null, false, rootVn));
-        }
-
-        while (work.Count > 0)
-        {
-            var (parent, isLeft, vn) = work.Pop();
-            Node node;
-            NodeVersion left, right;
-            if (vn.IsEphemeral)
+            NodeCodec.CheckScvKind(ref r, shape);
+            var vn = NodeCodec.ReadVersion(ref r, vnKind, table, "version");
+            byte[] key, payload;
+            if (vnKind == NodeCodec.RefEphemeral)
             {
-                if (!records.Remove(vn, out var record))
+                if (!ephemeral.Add(vn))
                 {
-                    throw new IntentionFormatException($"{Label}: ephemeral node {vn} is referenced but not written, or referenced twice");
+                    r.Fail($"version {vn} is written twice");
                 }
 
-                (node, left, right) = record;
+                key = r.Bytes("key");
+                if (key.Length == 0)
+                {
+                    r.Fail("empty key");
+                }
+
+                payload = r.Bytes("payload");
             }
             else
             {
-                node = Persistent(vn, images, source, pool, out left, out right);
+                var keyLength = r.Int("key length", int.MaxValue);
+                var logged = images.Take(ref r, vn);
+                if (logged.Key.Length != keyLength)
+                {
+                    r.Fail($"node {vn} in the log has a {logged.Key.Length}-byte key, the checkpoint says {keyLength}");
+                }
+
+                key = logged.Key;
+                payload = logged.Payload;
+                digest = CheckpointCodec.Digest(digest, key, payload);
             }
 
-            node.Owner = 0;
-            node.Left = null;
-            node.Right = null;
-            if (parent is null)
+            var n = lease.Rent();
+            n.Key = key;
+            n.Payload = payload;
+            n.Vn = vn;
+            n.Owner = 0;
+            n.Flags = (NodeFlags)flags;
+            NodeCodec.ReadMetadata(ref r, shape, table, n);
+            nodes[i] = n;
+            minOf[i] = maxOf[i] = i;
+            if ((shape & CheckpointCodec.RightBit) != 0)
             {
-                root = node;
-            }
-            else if (isLeft)
-            {
-                parent.Left = node;
-            }
-            else
-            {
-                parent.Right = node;
-            }
+                var c = Pop(ref r, stack, ref depth, "right");
+                if (Keys.Compare(nodes[minOf[c]].Key, key) <= 0)
+                {
+                    r.Fail("key not below its right subtree");
+                }
 
-            if (right.IsSome)
-            {
-                work.Push((node, false, right));
-            }
-
-            if (left.IsSome)
-            {
-                work.Push((node, true, left));
-            }
-        }
-
-        if (records.Count != 0)
-        {
-            throw new IntentionFormatException($"{Label}: {records.Count} ephemeral node(s) are not reachable from the root");
-        }
-
-        Check(root);
-        return root;
-    }
-
-    /// <summary>Node <paramref name="vn"/> as its state holds it, from its intention's image.</summary>
-    private static Node Persistent(NodeVersion vn, Dictionary<long, (IntentionImage Image, bool[] Used)> images, IPersistentNodeSource source, NodePool pool, out NodeVersion left, out NodeVersion right)
-    {
-        var position = vn.Position;
-        if (!images.TryGetValue(position, out var entry))
-        {
-            var (final, parts) = source.ReadIntention(position);
-            IntentionImage image;
-            try
-            {
-                image = IntentionDecoder.DecodeImage(final.Span, parts, pool);
-            }
-            catch (IntentionFormatException e)
-            {
-                throw new IntentionFormatException($"{Label}: the intention at position {position} is malformed: {e.Message}", e);
+                n.Right = nodes[c];
+                maxOf[i] = maxOf[c];
             }
 
-            entry = (image, new bool[image.Nodes.Count]);
-            images.Add(position, entry);
-        }
-
-        var i = vn.Index;
-        if (i >= entry.Image.Nodes.Count)
-        {
-            throw new IntentionFormatException($"{Label}: node {vn} is beyond the {entry.Image.Nodes.Count} nodes of the intention at position {position}");
-        }
-
-        if (entry.Used[i])
-        {
-            throw new IntentionFormatException($"{Label}: node {vn} is referenced twice");
-        }
-
-        entry.Used[i] = true;
-        left = Child(entry.Image, position, entry.Image.LeftIndex(i), entry.Image.LeftVersion(i));
-        right = Child(entry.Image, position, entry.Image.RightIndex(i), entry.Image.RightVersion(i));
-        var node = entry.Image.Nodes[i];
-        node.Vn = vn;
-        node.Source = null;
-        return node;
-    }
-
-    /// <summary>The version of the child a state holds: a read-only copy stands for the node it was copied from.</summary>
-    private static NodeVersion Child(IntentionImage image, long position, int index, NodeVersion outside)
-    {
-        if (index < 0)
-        {
-            return outside;
-        }
-
-        var c = image.Nodes[index];
-        if (!c.SubtreeIsOnlyReadDependent)
-        {
-            return NodeVersion.Persistent(position, index);
-        }
-
-        if (!c.Ssv.IsSome)
-        {
-            throw new IntentionFormatException($"{Label}: read-only node {index} of the intention at position {position} names no source");
-        }
-
-        return c.Ssv;
-    }
-
-    /// <summary>Keys strictly in order and exact AVL heights, checked iteratively (a hostile tree may be deep).</summary>
-    private static void Check(Node? root)
-    {
-        var stack = new Stack<Node>();
-        byte[]? previous = null;
-        var n = root;
-        while (n is not null || stack.Count > 0)
-        {
-            while (n is not null)
+            if ((shape & CheckpointCodec.LeftBit) != 0)
             {
-                stack.Push(n);
-                n = n.Left;
-            }
+                var c = Pop(ref r, stack, ref depth, "left");
+                if (Keys.Compare(nodes[maxOf[c]].Key, key) >= 0)
+                {
+                    r.Fail("key not above its left subtree");
+                }
 
-            n = stack.Pop();
-            if (previous is not null && Keys.Compare(previous, n.Key) >= 0)
-            {
-                throw new IntentionFormatException($"{Label}: key {Keys.Format(n.Key)} is not above {Keys.Format(previous)}");
+                n.Left = nodes[c];
+                minOf[i] = minOf[c];
             }
 
             int hl = Node.HeightOf(n.Left), hr = Node.HeightOf(n.Right);
             if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
             {
-                throw new IntentionFormatException($"{Label}: node {n.Vn} has height {n.Height} over children of heights {hl} and {hr}");
+                r.Fail($"height {n.Height} over children of heights {hl} and {hr}");
             }
 
-            previous = n.Key;
-            n = n.Right;
+            stack[depth++] = i;
+        }
+
+        r.ItemKind = null;
+        if (depth > 1)
+        {
+            r.Fail($"{depth - 1} node(s) are not reachable from the root (node {stack[depth - 2]} has no parent)");
+        }
+
+        if (r.U32("log digest") != digest)
+        {
+            r.Fail("the keys and payloads the log holds for its persistent nodes are not the ones the checkpoint was written with");
+        }
+
+        r.ExpectEnd();
+        return count == 0 ? null : nodes[count - 1];
+    }
+
+    private static int Pop(ref ByteReader r, int[] stack, ref int depth, string side)
+    {
+        if (depth == 0)
+        {
+            r.Fail($"it has a {side} child but no earlier node is left without a parent");
+        }
+
+        return stack[--depth];
+    }
+
+    /// <summary>The intentions a load reads, each decoded once, and which of their nodes the state took.</summary>
+    private sealed class Images(IPersistentNodeSource source, NodePool pool)
+    {
+        private readonly Dictionary<long, (IntentionImage Image, bool[] Used)> _images = [];
+
+        /// <summary>Node <paramref name="vn"/> as its intention wrote it (its key and payload are what a state keeps).</summary>
+        public Node Take(ref ByteReader r, NodeVersion vn)
+        {
+            var position = vn.Position;
+            if (!_images.TryGetValue(position, out var entry))
+            {
+                var (final, parts) = source.ReadIntention(position);
+                try
+                {
+                    var image = IntentionDecoder.DecodeImage(final.Span, parts, pool);
+                    entry = (image, new bool[image.Nodes.Count]);
+                }
+                catch (IntentionFormatException e)
+                {
+                    throw new IntentionFormatException($"{Label}: the intention at position {position} is malformed: {e.Message}", e);
+                }
+
+                _images.Add(position, entry);
+            }
+
+            var i = vn.Index;
+            if (i >= entry.Image.Nodes.Count)
+            {
+                r.Fail($"node {vn} is beyond the {entry.Image.Nodes.Count} nodes of the intention at position {position}");
+            }
+
+            if (entry.Used[i])
+            {
+                r.Fail($"version {vn} is written twice");
+            }
+
+            entry.Used[i] = true;
+            return entry.Image.Nodes[i];
+        }
+
+        public void ReturnAll()
+        {
+            foreach (var (image, _) in _images.Values)
+            {
+                foreach (var n in image.Nodes)
+                {
+                    pool.Return(n);
+                }
+            }
+
+            _images.Clear();
         }
     }
 }
