@@ -28,10 +28,31 @@ public sealed class Database
 
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
     public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
+        : this(finalMeldThreadId, meldPool, null, 0, 0, 0)
+    {
+    }
+
+    private Database(byte finalMeldThreadId, NodePool? meldPool, Node? root, long sequence, long lastMelded, long nextEphemeralSequence)
     {
         _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity, new NodeExchange());
-        _meld = new MeldOperator(finalMeldThreadId, _meldPool);
-        _current = _oldest = new DatabaseState(null, 0);
+        _meld = new MeldOperator(finalMeldThreadId, _meldPool, nextEphemeralSequence);
+        _current = _oldest = new DatabaseState(root, sequence);
+        _lastAppended = _lastMelded = lastMelded;
+    }
+
+    /// <summary>
+    /// A database that starts from a loaded state (a checkpoint): state #<paramref name="sequence"/>
+    /// after melding every intention up to <paramref name="lastMelded"/> (later than the state's
+    /// sequence when the last ones aborted), so the next intention appended is #lastMelded + 1;
+    /// final meld's ephemeral ids continue from <paramref name="nextEphemeralSequence"/>, as on the
+    /// server that never stopped.
+    /// </summary>
+    internal static Database Restore(Node? root, long sequence, long lastMelded, byte finalMeldThreadId, long nextEphemeralSequence, NodePool? meldPool = null)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(sequence);
+        ArgumentOutOfRangeException.ThrowIfLessThan(lastMelded, sequence);
+        ArgumentOutOfRangeException.ThrowIfNegative(nextEphemeralSequence);
+        return new Database(finalMeldThreadId, meldPool, root, sequence, lastMelded, nextEphemeralSequence);
     }
 
     /// <summary>

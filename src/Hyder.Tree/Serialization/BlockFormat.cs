@@ -23,7 +23,7 @@ public enum BlockKind : byte
 
 /// <summary>
 /// The fixed header every block starts with (docs/intention-format.md):
-/// magic "HYDB", format version, kind, total length (u32 LE) and the CRC-32C (u32 LE) of every
+/// magic "HYDB", format version (per kind: <see cref="BlockFormat.VersionOf"/>), kind, total length (u32 LE) and the CRC-32C (u32 LE) of every
 /// byte after the CRC field up to the total length.
 /// </summary>
 /// <param name="Kind">The block's kind.</param>
@@ -52,16 +52,17 @@ public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
             return false;
         }
 
-        if (block[4] != BlockFormat.Version)
-        {
-            error = $"unsupported format version {block[4]} (this build reads {BlockFormat.Version})";
-            return false;
-        }
-
         var kind = (BlockKind)block[5];
         if (kind is < BlockKind.IntentionPart or > BlockKind.Control)
         {
             error = $"unknown block kind {block[5]}";
+            return false;
+        }
+
+        var version = BlockFormat.VersionOf(kind);
+        if (block[4] != version)
+        {
+            error = $"unsupported format version {block[4]} of a {kind} block (this build reads {version})";
             return false;
         }
 
@@ -89,8 +90,18 @@ public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
 /// <summary>Constants of the block format and helpers for blocks with an opaque payload.</summary>
 public static class BlockFormat
 {
-    /// <summary>Format version written and read by this build.</summary>
+    /// <summary>Format version of intention and control blocks written and read by this build.</summary>
     public const byte Version = 1;
+
+    /// <summary>
+    /// Format version of checkpoint blocks: 2 writes every node of the state (a persistent node's
+    /// key and payload by reference), since premeld and group meld rewrite intention nodes in place.
+    /// </summary>
+    public const byte CheckpointVersion = 2;
+
+    /// <summary>The format version blocks of <paramref name="kind"/> carry.</summary>
+    public static byte VersionOf(BlockKind kind) =>
+        kind is BlockKind.Checkpoint or BlockKind.CheckpointPart ? CheckpointVersion : Version;
 
     /// <summary>Size of the fixed header: magic 4, version 1, kind 1, length 4, CRC 4.</summary>
     public const int HeaderSize = 14;
@@ -140,7 +151,7 @@ public static class BlockFormat
     internal static void Seal(Span<byte> block, BlockKind kind)
     {
         Magic.CopyTo(block);
-        block[4] = Version;
+        block[4] = VersionOf(kind);
         block[5] = (byte)kind;
         BinaryPrimitives.WriteUInt32LittleEndian(block[6..], (uint)block.Length);
         BinaryPrimitives.WriteUInt32LittleEndian(block[10..], Crc32C.Compute(block[HeaderSize..]));

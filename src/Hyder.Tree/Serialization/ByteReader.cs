@@ -35,6 +35,18 @@ internal ref struct ByteReader(ReadOnlySpan<byte> data, string label)
         return _data[Position++];
     }
 
+    public uint U32(string field)
+    {
+        if (Remaining < 4)
+        {
+            Truncated(field);
+        }
+
+        var v = BinaryPrimitives.ReadUInt32LittleEndian(_data[Position..]);
+        Position += 4;
+        return v;
+    }
+
     public ulong U64(string field)
     {
         if (Remaining < 8)

@@ -39,6 +39,14 @@ internal sealed class ByteWriter(int capacity = 256)
         Raw(bytes);
     }
 
+    /// <summary>A 32-bit little-endian value.</summary>
+    public void U32(uint v)
+    {
+        Ensure(4);
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt32LittleEndian(_buffer.AsSpan(Length), v);
+        Length += 4;
+    }
+
     /// <summary>A 64-bit little-endian value.</summary>
     public void U64(ulong v)
     {

@@ -11,9 +11,12 @@ namespace Hyder.Tree.Serialization;
 internal static class Crc32C
 {
     /// <summary>The CRC-32C of <paramref name="data"/> (check value of "123456789": 0xE3069283).</summary>
-    public static uint Compute(ReadOnlySpan<byte> data)
+    public static uint Compute(ReadOnlySpan<byte> data) => Append(0, data);
+
+    /// <summary>The CRC-32C of the bytes <paramref name="crc"/> covers followed by <paramref name="data"/> (<c>Append(0, d)</c> is <c>Compute(d)</c>).</summary>
+    public static uint Append(uint crc, ReadOnlySpan<byte> data)
     {
-        var state = ~0u;
+        var state = ~crc;
         while (data.Length >= 8)
         {
             state = BitOperations.Crc32C(state, BinaryPrimitives.ReadUInt64LittleEndian(data));

@@ -38,7 +38,7 @@ public sealed class EncodedIntention
     /// <summary>Length of the logical byte stream (all chunks' data, headers excluded).</summary>
     public int StreamLength { get; }
 
-    /// <summary>Nodes written (inside nodes of an intention; ephemeral nodes of a checkpoint).</summary>
+    /// <summary>Nodes written (inside nodes of an intention; every node of a checkpoint's state).</summary>
     public int NodeCount { get; }
 
     /// <summary>

@@ -21,8 +21,7 @@ public static partial class IntentionDecoder
     /// <summary>Reads and checks an intention's final block header fields without decoding nodes.</summary>
     public static IntentionHeader ReadHeader(ReadOnlySpan<byte> finalBlock)
     {
-        var r = OpenHeader(finalBlock, out var header);
-        _ = r;
+        OpenHeader(finalBlock, out var header);
         return header;
     }
 

@@ -168,26 +168,13 @@ internal static class NodeCodec
             flags |= CopiedBit;
         }
 
-        var scvKind = VersionKind(n.Scv);
-        var ssvKind = n.Ssv.IsSome && n.Ssv == n.Scv ? VersionSameAsScv : VersionKind(n.Ssv);
         var leftKind = RefKind(n.Left, inside);
         var rightKind = RefKind(n.Right, inside);
         w.Byte(flags);
-        w.Byte((byte)(leftKind | (rightKind << 2) | (ssvKind << 4) | (scvKind << 6)));
+        w.Byte((byte)(leftKind | (rightKind << 2) | SourceKinds(n)));
         w.Bytes(n.Key);
         w.Bytes(n.Payload);
-        w.Byte(n.Height);
-        WriteVersion(w, n.Scv, table);
-        if (ssvKind != VersionSameAsScv)
-        {
-            WriteVersion(w, n.Ssv, table);
-        }
-
-        if ((n.Flags & NodeFlags.DependsOnTree) != 0)
-        {
-            WriteRanges(w, n.DependencyRanges ?? []);
-        }
-
+        WriteMetadata(w, n, table);
         if (leftKind >= RefPersistent)
         {
             WriteVersion(w, n.Left!.Vn, table);
@@ -196,6 +183,63 @@ internal static class NodeCodec
         if (rightKind >= RefPersistent)
         {
             WriteVersion(w, n.Right!.Vn, table);
+        }
+    }
+
+    /// <summary>The SSV and SCV kinds in their shape-byte bits (4-5 and 6-7).</summary>
+    public static byte SourceKinds(Node n)
+    {
+        var scvKind = VersionKind(n.Scv);
+        var ssvKind = n.Ssv.IsSome && n.Ssv == n.Scv ? VersionSameAsScv : VersionKind(n.Ssv);
+        return (byte)((ssvKind << 4) | (scvKind << 6));
+    }
+
+    /// <summary>Height, SCV, SSV (unless "same as SCV") and, for DependsOnTree, the ranges: the part of a record intentions and checkpoints share.</summary>
+    public static void WriteMetadata(ByteWriter w, Node n, long[] table)
+    {
+        w.Byte(n.Height);
+        WriteVersion(w, n.Scv, table);
+        if (!(n.Ssv.IsSome && n.Ssv == n.Scv))
+        {
+            WriteVersion(w, n.Ssv, table);
+        }
+
+        if ((n.Flags & NodeFlags.DependsOnTree) != 0)
+        {
+            WriteRanges(w, n.DependencyRanges ?? []);
+        }
+    }
+
+    /// <summary>Reads what <see cref="WriteMetadata"/> wrote into <paramref name="n"/>, whose <see cref="Node.Flags"/> are already set; <paramref name="shape"/> gives the SSV and SCV kinds.</summary>
+    public static void ReadMetadata(ref ByteReader r, byte shape, long[] table, Node n)
+    {
+        var ssvKind = (byte)((shape >> 4) & 3);
+        var scvKind = (byte)(shape >> 6);
+        var height = r.Byte("height");
+        if (height == 0)
+        {
+            r.Fail("height 0");
+        }
+
+        var scv = ReadVersion(ref r, scvKind, table, "SCV");
+        var ssv = ssvKind == VersionSameAsScv ? scv : ReadVersion(ref r, ssvKind, table, "SSV");
+        if (ssvKind == VersionSameAsScv && !scv.IsSome)
+        {
+            r.Fail("the SSV is 'same as SCV' but there is no SCV");
+        }
+
+        n.Height = height;
+        n.Scv = scv;
+        n.Ssv = ssv;
+        n.DependencyRanges = (n.Flags & NodeFlags.DependsOnTree) != 0 ? ReadRanges(ref r, atLeastOne: true) : null;
+    }
+
+    /// <summary>Fails on a shape byte whose SCV kind is "same as SCV".</summary>
+    public static void CheckScvKind(ref ByteReader r, byte shape)
+    {
+        if (shape >> 6 == VersionSameAsScv)
+        {
+            r.Fail("the SCV kind is 'same as SCV'");
         }
     }
 
@@ -226,13 +270,7 @@ internal static class NodeCodec
         refs.Copied = (flags & CopiedBit) != 0;
         refs.LeftKind = (byte)(shape & 3);
         refs.RightKind = (byte)((shape >> 2) & 3);
-        var ssvKind = (byte)((shape >> 4) & 3);
-        var scvKind = (byte)(shape >> 6);
-        if (scvKind == VersionSameAsScv)
-        {
-            r.Fail("the SCV kind is 'same as SCV'");
-        }
-
+        CheckScvKind(ref r, shape);
         var key = r.Bytes("key");
         if (key.Length == 0)
         {
@@ -240,32 +278,13 @@ internal static class NodeCodec
         }
 
         var payload = r.Bytes("payload");
-        var height = r.Byte("height");
-        if (height == 0)
-        {
-            r.Fail("height 0");
-        }
-
-        var scv = ReadVersion(ref r, scvKind, table, "SCV");
-        var ssv = ssvKind == VersionSameAsScv ? scv : ReadVersion(ref r, ssvKind, table, "SSV");
-        if (ssvKind == VersionSameAsScv && !scv.IsSome)
-        {
-            r.Fail("the SSV is 'same as SCV' but there is no SCV");
-        }
-
-        var nodeFlags = (NodeFlags)(flags & (byte)StoredFlags);
-        var ranges = (nodeFlags & NodeFlags.DependsOnTree) != 0 ? ReadRanges(ref r, atLeastOne: true) : null;
-        refs.Left = refs.LeftKind >= RefPersistent ? ReadVersion(ref r, refs.LeftKind, table, "left child") : NodeVersion.None;
-        refs.Right = refs.RightKind >= RefPersistent ? ReadVersion(ref r, refs.RightKind, table, "right child") : NodeVersion.None;
-
         var n = pool.Rent();
         n.Key = key;
         n.Payload = payload;
-        n.Height = height;
-        n.Scv = scv;
-        n.Ssv = ssv;
-        n.Flags = nodeFlags;
-        n.DependencyRanges = ranges;
+        n.Flags = (NodeFlags)(flags & (byte)StoredFlags);
+        ReadMetadata(ref r, shape, table, n);
+        refs.Left = refs.LeftKind >= RefPersistent ? ReadVersion(ref r, refs.LeftKind, table, "left child") : NodeVersion.None;
+        refs.Right = refs.RightKind >= RefPersistent ? ReadVersion(ref r, refs.RightKind, table, "right child") : NodeVersion.None;
         return n;
     }
 }

@@ -37,6 +37,9 @@ internal sealed class Replica
 
     public NodePool DecodePool { get; } = new(NodePool.DefaultCapacity);
 
+    /// <summary>A third server restored from a checkpoint, fed like B once set.</summary>
+    public Database? C { get; set; }
+
     public int KeySpace { get; }
 
     public int PayloadBytes { get; }
@@ -75,12 +78,18 @@ internal sealed class Replica
             txs.Add(tx);
         }
 
-        RunRound(txs, sa, sb, _blockSize);
+        var sc = C?.PinCurrent();
+        Assert.Equal(sa.Sequence, sc?.Sequence ?? sa.Sequence);
+        RunRound(txs, sa, sb, _blockSize, sc);
         A.Release(sa);
         B.Release(sb);
+        if (sc is not null)
+        {
+            C!.Release(sc);
+        }
     }
 
-    private void RunRound(List<Transaction> txs, DatabaseState sa, DatabaseState sb, int blockSize)
+    private void RunRound(List<Transaction> txs, DatabaseState sa, DatabaseState sb, int blockSize, DatabaseState? sc = null)
     {
         var pending = new List<(Intention A, EncodedIntention Encoded)>();
         foreach (var tx in txs)
@@ -113,6 +122,15 @@ internal sealed class Replica
             Assert.Equal(oa.RejectReason, ob.RejectReason);
             Assert.Null(oa.RejectReason);
             Assert.Equal(TreeInspector.StateHash(A.Current.Root), TreeInspector.StateHash(B.Current.Root));
+            if (sc is not null)
+            {
+                var ic = IntentionDecoder.Decode(final.Span, encoded.Parts, sc, DecodePool);
+                C!.Append(ic);
+                var oc = C.Meld(ic);
+                Assert.Equal(oa.Committed, oc.Committed);
+                Assert.Equal(TreeInspector.StateHash(A.Current.Root), TreeInspector.StateHash(C.Current.Root));
+            }
+
             Intentions++;
             Commits += oa.Committed ? 1 : 0;
         }

@@ -1,0 +1,251 @@
+using Hyder.Tree.Memory;
+
+namespace Hyder.Tree.Serialization;
+
+/// <summary>
+/// Loads a checkpoint: every node of the state from its records, in post-order, linked with an
+/// explicit stack; a persistent node's key and payload from its intention in the log (each
+/// intention decoded once). Faults in the bytes throw <see cref="IntentionFormatException"/>.
+/// </summary>
+/// <remarks>
+/// <para>The loader checks, as it links: children before parents and each record the child of
+/// exactly one parent (by construction of the stack), keys strictly in order, exact AVL heights,
+/// every version at most once, a persistent record's key length against the node its intention
+/// holds, and at the end a CRC-32C over every key and payload taken from the log, so a log that
+/// does not hold what the writer saw is rejected rather than loaded.</para>
+/// <para>Every loaded node has <see cref="Node.Owner"/> 0. On a server that melded them, persistent
+/// nodes keep their intention's ordinal; nothing reads that once the intention is melded (meld
+/// compares owners only with the ordinals of the intention it is melding, which are larger), and
+/// the state hash does not include it.</para>
+/// </remarks>
+public static class CheckpointDecoder
+{
+    private const string Label = "checkpoint";
+
+    /// <summary>The sequence of the state a checkpoint holds (checks the final block).</summary>
+    public static long ReadSequence(ReadOnlySpan<byte> finalBlock)
+    {
+        var r = BlockAssembly.OpenFinal(finalBlock, BlockKind.Checkpoint, Label, out _, out _);
+        return (long)r.Varint("state sequence", long.MaxValue);
+    }
+
+    /// <summary>Loads the checkpoint's state and returns its root (null for an empty state).</summary>
+    /// <param name="finalBlock">The checkpoint's final block.</param>
+    /// <param name="parts">Its earlier blocks, in order.</param>
+    /// <param name="source">The log, for the intentions whose nodes the state uses.</param>
+    /// <param name="pool">Where nodes come from.</param>
+    /// <param name="metadata">The server's opaque bytes stored with the checkpoint.</param>
+    public static Node? Load(ReadOnlySpan<byte> finalBlock, IReadOnlyList<ReadOnlyMemory<byte>> parts, IPersistentNodeSource source, NodePool pool, out byte[] metadata)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(pool);
+        var fr = BlockAssembly.OpenFinal(finalBlock, BlockKind.Checkpoint, Label, out var nonce, out var positions);
+        fr.Varint("state sequence", long.MaxValue);
+        var count = fr.Int("node count", int.MaxValue);
+        var stream = BlockAssembly.Assemble(parts, BlockKind.CheckpointPart, nonce, positions, fr.Rest(), Label);
+
+        var r = new ByteReader(stream, Label);
+        var table = NodeCodec.ReadPositionTable(ref r);
+        metadata = r.Bytes("metadata");
+        if (r.Count("node count", CheckpointCodec.MinRecordBytes) != count)
+        {
+            r.Fail("the node count differs from the final block's");
+        }
+
+        var lease = new NodePoolLease(pool);
+        var images = new Images(source, pool);
+        try
+        {
+            return Link(ref r, count, table, lease, images);
+        }
+        catch
+        {
+            lease.ReturnAll();
+            throw;
+        }
+        finally
+        {
+            // The state shares the images' key and payload arrays, not their nodes.
+            images.ReturnAll();
+        }
+    }
+
+    private static Node? Link(ref ByteReader r, int count, long[] table, NodePoolLease lease, Images images)
+    {
+        var nodes = new Node[count];
+        var minOf = new int[count];
+        var maxOf = new int[count];
+        var stack = new int[count];
+        var depth = 0;
+        var ephemeral = new HashSet<NodeVersion>();
+        uint digest = 0;
+        r.ItemKind = "node";
+        for (var i = 0; i < count; i++)
+        {
+            r.Item = i;
+            var flags = r.Byte("flags");
+            if ((flags & ~(byte)NodeCodec.StoredFlags) != 0)
+            {
+                r.Fail($"flags {flags:X2} set a reserved bit");
+            }
+
+            var shape = r.Byte("shape");
+            var vnKind = (byte)(shape & 3);
+            if (vnKind < NodeCodec.RefPersistent)
+            {
+                r.Fail($"version kind {vnKind} (a state node is persistent or ephemeral)");
+            }
+
+            NodeCodec.CheckScvKind(ref r, shape);
+            var vn = NodeCodec.ReadVersion(ref r, vnKind, table, "version");
+            byte[] key, payload;
+            if (vnKind == NodeCodec.RefEphemeral)
+            {
+                if (!ephemeral.Add(vn))
+                {
+                    r.Fail($"version {vn} is written twice");
+                }
+
+                key = r.Bytes("key");
+                if (key.Length == 0)
+                {
+                    r.Fail("empty key");
+                }
+
+                payload = r.Bytes("payload");
+            }
+            else
+            {
+                var keyLength = r.Int("key length", int.MaxValue);
+                var logged = images.Take(ref r, vn);
+                if (logged.Key.Length != keyLength)
+                {
+                    r.Fail($"node {vn} in the log has a {logged.Key.Length}-byte key, the checkpoint says {keyLength}");
+                }
+
+                key = logged.Key;
+                payload = logged.Payload;
+                digest = CheckpointCodec.Digest(digest, key, payload);
+            }
+
+            var n = lease.Rent();
+            n.Key = key;
+            n.Payload = payload;
+            n.Vn = vn;
+            n.Owner = 0;
+            n.Flags = (NodeFlags)flags;
+            NodeCodec.ReadMetadata(ref r, shape, table, n);
+            nodes[i] = n;
+            minOf[i] = maxOf[i] = i;
+            if ((shape & CheckpointCodec.RightBit) != 0)
+            {
+                var c = Pop(ref r, stack, ref depth, "right");
+                if (Keys.Compare(nodes[minOf[c]].Key, key) <= 0)
+                {
+                    r.Fail("key not below its right subtree");
+                }
+
+                n.Right = nodes[c];
+                maxOf[i] = maxOf[c];
+            }
+
+            if ((shape & CheckpointCodec.LeftBit) != 0)
+            {
+                var c = Pop(ref r, stack, ref depth, "left");
+                if (Keys.Compare(nodes[maxOf[c]].Key, key) >= 0)
+                {
+                    r.Fail("key not above its left subtree");
+                }
+
+                n.Left = nodes[c];
+                minOf[i] = minOf[c];
+            }
+
+            int hl = Node.HeightOf(n.Left), hr = Node.HeightOf(n.Right);
+            if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
+            {
+                r.Fail($"height {n.Height} over children of heights {hl} and {hr}");
+            }
+
+            stack[depth++] = i;
+        }
+
+        r.ItemKind = null;
+        if (depth > 1)
+        {
+            r.Fail($"{depth - 1} node(s) are not reachable from the root (node {stack[depth - 2]} has no parent)");
+        }
+
+        if (r.U32("log digest") != digest)
+        {
+            r.Fail("the keys and payloads the log holds for its persistent nodes are not the ones the checkpoint was written with");
+        }
+
+        r.ExpectEnd();
+        return count == 0 ? null : nodes[count - 1];
+    }
+
+    private static int Pop(ref ByteReader r, int[] stack, ref int depth, string side)
+    {
+        if (depth == 0)
+        {
+            r.Fail($"it has a {side} child but no earlier node is left without a parent");
+        }
+
+        return stack[--depth];
+    }
+
+    /// <summary>The intentions a load reads, each decoded once, and which of their nodes the state took.</summary>
+    private sealed class Images(IPersistentNodeSource source, NodePool pool)
+    {
+        private readonly Dictionary<long, (IntentionImage Image, bool[] Used)> _images = [];
+
+        /// <summary>Node <paramref name="vn"/> as its intention wrote it (its key and payload are what a state keeps).</summary>
+        public Node Take(ref ByteReader r, NodeVersion vn)
+        {
+            var position = vn.Position;
+            if (!_images.TryGetValue(position, out var entry))
+            {
+                var (final, parts) = source.ReadIntention(position);
+                try
+                {
+                    var image = IntentionDecoder.DecodeImage(final.Span, parts, pool);
+                    entry = (image, new bool[image.Nodes.Count]);
+                }
+                catch (IntentionFormatException e)
+                {
+                    throw new IntentionFormatException($"{Label}: the intention at position {position} is malformed: {e.Message}", e);
+                }
+
+                _images.Add(position, entry);
+            }
+
+            var i = vn.Index;
+            if (i >= entry.Image.Nodes.Count)
+            {
+                r.Fail($"node {vn} is beyond the {entry.Image.Nodes.Count} nodes of the intention at position {position}");
+            }
+
+            if (entry.Used[i])
+            {
+                r.Fail($"version {vn} is written twice");
+            }
+
+            entry.Used[i] = true;
+            return entry.Image.Nodes[i];
+        }
+
+        public void ReturnAll()
+        {
+            foreach (var (image, _) in _images.Values)
+            {
+                foreach (var n in image.Nodes)
+                {
+                    pool.Return(n);
+                }
+            }
+
+            _images.Clear();
+        }
+    }
+}

@@ -1,0 +1,94 @@
+namespace Hyder.Tree.Serialization;
+
+/// <summary>
+/// Serializes a committed state so a restarted server rebuilds it node for node (DESIGN §8;
+/// docs/intention-format.md, "Checkpoints"): every node reachable from the root, in post-order,
+/// with its version and all its meld metadata; only a persistent node's key and payload are left
+/// to the log, where its intention holds them.
+/// </summary>
+/// <remarks>
+/// A persistent node's metadata cannot be taken from the log: premeld and group meld rewrite
+/// intention nodes in place before final meld grafts them (children re-based into a newer state,
+/// SSVs cleared, ranges moved to the root, flags and heights changed). Its key and payload are
+/// never rewritten — meld makes a new ephemeral node for any other content.
+/// </remarks>
+public static class CheckpointEncoder
+{
+    /// <summary>Encodes <paramref name="state"/> (pinned by the caller) with the server's opaque <paramref name="metadata"/>.</summary>
+    public static EncodedIntention Encode(DatabaseState state, ReadOnlySpan<byte> metadata, int blockSize = BlockFormat.DefaultBlockSize)
+    {
+        ArgumentNullException.ThrowIfNull(state);
+
+        // Post-order over the whole state with an explicit stack (a state may be large).
+        var nodes = IntentionEncoder.PostOrder(state.Root, static _ => true);
+        var positions = new HashSet<long>();
+        foreach (var n in nodes)
+        {
+            if (!n.Vn.IsSome)
+            {
+                ThrowHelper.ThrowArgument(nameof(state), $"node {Keys.Format(n.Key)} of {state} has no version");
+            }
+
+            NodeCodec.Collect(n.Vn, positions);
+            NodeCodec.Collect(n.Ssv, positions);
+            NodeCodec.Collect(n.Scv, positions);
+        }
+
+        var table = positions.ToArray();
+        Array.Sort(table);
+        var w = new ByteWriter(64 + metadata.Length + (nodes.Count * 24));
+        NodeCodec.WritePositionTable(w, table);
+        w.Bytes(metadata);
+        w.Varint((ulong)nodes.Count);
+        uint digest = 0;
+        foreach (var n in nodes)
+        {
+            var vnKind = NodeCodec.VersionKind(n.Vn);
+            w.Byte((byte)(n.Flags & NodeCodec.StoredFlags));
+            w.Byte((byte)(vnKind | (n.Left is null ? 0 : CheckpointCodec.LeftBit) | (n.Right is null ? 0 : CheckpointCodec.RightBit) | NodeCodec.SourceKinds(n)));
+            NodeCodec.WriteVersion(w, n.Vn, table);
+            if (vnKind == NodeCodec.RefEphemeral)
+            {
+                w.Bytes(n.Key);
+                w.Bytes(n.Payload);
+            }
+            else
+            {
+                w.Varint((ulong)n.Key.Length);
+                digest = CheckpointCodec.Digest(digest, n.Key, n.Payload);
+            }
+
+            NodeCodec.WriteMetadata(w, n, table);
+        }
+
+        w.U32(digest);
+        var fields = new ByteWriter(16);
+        fields.Varint((ulong)state.Sequence);
+        fields.Varint((ulong)nodes.Count);
+        return EncodedIntention.Cut(w.Written, BlockKind.CheckpointPart, BlockKind.Checkpoint, fields.Written.ToArray(), blockSize, nodes.Count, "a checkpoint");
+    }
+}
+
+/// <summary>What the checkpoint encoder and decoder share beyond <see cref="NodeCodec"/>.</summary>
+internal static class CheckpointCodec
+{
+    /// <summary>Shape-byte bits: the record has a left (right) child, the top of the decoder's stack.</summary>
+    public const byte LeftBit = 1 << 2, RightBit = 1 << 3;
+
+    /// <summary>Smallest record: flags, shape, a 2-byte version, a key length, height (SCV may be none).</summary>
+    public const int MinRecordBytes = 6;
+
+    /// <summary>
+    /// Continues the CRC-32C over the key and payload a persistent record takes from the log
+    /// (each preceded by its length as a u32), so a log that does not hold what the writer saw
+    /// fails the load.
+    /// </summary>
+    public static uint Digest(uint crc, ReadOnlySpan<byte> key, ReadOnlySpan<byte> payload)
+    {
+        Span<byte> length = stackalloc byte[4];
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(length, key.Length);
+        crc = Crc32C.Append(Crc32C.Append(crc, length), key);
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(length, payload.Length);
+        return Crc32C.Append(Crc32C.Append(crc, length), payload);
+    }
+}
