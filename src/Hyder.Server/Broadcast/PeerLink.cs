@@ -73,6 +73,20 @@ internal sealed partial class PeerLink(BroadcastHub hub, IPEndPoint endPoint)
     {
         var options = hub.Options;
         var socket = new Socket(EndPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping))
+        {
+            timeout.CancelAfter(options.HandshakeTimeout);
+            try
+            {
+                await socket.ConnectAsync(EndPoint, timeout.Token).ConfigureAwait(false);
+            }
+            catch
+            {
+                socket.Dispose();
+                throw;
+            }
+        }
+
         var stream = new NetworkStream(socket, ownsSocket: true);
         var input = PipeReader.Create(stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 4096, leaveOpen: true));
         var output = PipeWriter.Create(stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
@@ -81,7 +95,6 @@ internal sealed partial class PeerLink(BroadcastHub hub, IPEndPoint endPoint)
             using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping))
             {
                 timeout.CancelAfter(options.HandshakeTimeout);
-                await socket.ConnectAsync(EndPoint, timeout.Token).ConfigureAwait(false);
                 await Handshake.SendAsync(output, LogStatus.Ok, options.ClusterId, options.ServerId, timeout.Token).ConfigureAwait(false);
                 var hello = await Handshake.ReceiveAsync(input, timeout.Token).ConfigureAwait(false);
                 if (hello.Status != LogStatus.Ok || hello.ClusterId != options.ClusterId)
