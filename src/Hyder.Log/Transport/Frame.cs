@@ -18,6 +18,12 @@ internal enum FrameOp : byte
     Reset = 17,
     GetProjection = 32,
     InstallProjection = 33,
+
+    /// <summary>Intention broadcast between transaction servers (Hyder.Server); never sent to a log server.</summary>
+    BroadcastHello = 48,
+
+    /// <summary>One intention block and its log position, sent by a transaction server to its peers.</summary>
+    BroadcastBlock = 49,
 }
 
 /// <summary>The fixed part of a frame, requests and responses alike.</summary>
