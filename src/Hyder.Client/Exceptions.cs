@@ -1,0 +1,124 @@
+namespace Hyder.Client;
+
+/// <summary>A call to a Hyder server failed; <see cref="StatusCode"/> says how.</summary>
+public class HyderException : Exception
+{
+    /// <summary>Creates an exception with <see cref="HyderStatusCode.Unknown"/>.</summary>
+    public HyderException()
+        : this(HyderStatusCode.Unknown, "The call failed.")
+    {
+    }
+
+    /// <summary>Creates an exception with <see cref="HyderStatusCode.Unknown"/>.</summary>
+    /// <param name="message">What happened.</param>
+    public HyderException(string message)
+        : this(HyderStatusCode.Unknown, message)
+    {
+    }
+
+    /// <summary>Creates an exception with <see cref="HyderStatusCode.Unknown"/>.</summary>
+    /// <param name="message">What happened.</param>
+    /// <param name="innerException">The cause.</param>
+    public HyderException(string message, Exception? innerException)
+        : this(HyderStatusCode.Unknown, message, innerException)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="statusCode">The gRPC status code.</param>
+    /// <param name="message">The server's status message, or what happened.</param>
+    /// <param name="innerException">The cause.</param>
+    public HyderException(HyderStatusCode statusCode, string message, Exception? innerException = null)
+        : base(message, innerException) => StatusCode = statusCode;
+
+    /// <summary>The gRPC status code.</summary>
+    public HyderStatusCode StatusCode { get; }
+}
+
+/// <summary>The transaction aborted: nothing it wrote was applied. Retrying it may succeed.</summary>
+public sealed class TransactionAbortedException : HyderException
+{
+    /// <summary>Creates an exception.</summary>
+    public TransactionAbortedException()
+        : this(AbortCause.None, "The transaction aborted.", 0, 0)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    public TransactionAbortedException(string message)
+        : this(AbortCause.None, message, 0, 0)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    /// <param name="innerException">The cause.</param>
+    public TransactionAbortedException(string message, Exception? innerException)
+        : base(HyderStatusCode.Aborted, message, innerException)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="cause">The check that aborted it.</param>
+    /// <param name="detail">The server's sentence: the conflicting key, the rejection reason.</param>
+    /// <param name="ordinal">Its intention's ordinal (0 when it never reached the log).</param>
+    /// <param name="snapshotSequence">The committed state it read.</param>
+    public TransactionAbortedException(AbortCause cause, string detail, long ordinal, long snapshotSequence)
+        : base(HyderStatusCode.Aborted, $"The transaction aborted ({cause}): {detail}")
+    {
+        Cause = cause;
+        Detail = detail;
+        Ordinal = ordinal;
+        SnapshotSequence = snapshotSequence;
+    }
+
+    /// <summary>The check that aborted the transaction (<see cref="AbortCause.None"/> when the client aborted it).</summary>
+    public AbortCause Cause { get; }
+
+    /// <summary>The server's sentence about it.</summary>
+    public string Detail { get; } = string.Empty;
+
+    /// <summary>The intention's ordinal in the log (0 when it never reached the log).</summary>
+    public long Ordinal { get; }
+
+    /// <summary>The committed state the transaction read.</summary>
+    public long SnapshotSequence { get; }
+}
+
+/// <summary>
+/// The server could not learn whether the transaction committed (e.g. it stopped after appending
+/// the intention). Read the data back before retrying a transaction that is not idempotent.
+/// </summary>
+public sealed class TransactionOutcomeUnknownException : HyderException
+{
+    /// <summary>Creates an exception.</summary>
+    public TransactionOutcomeUnknownException()
+        : this("The transaction's outcome is unknown.")
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    public TransactionOutcomeUnknownException(string message)
+        : base(HyderStatusCode.Unknown, message)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    /// <param name="innerException">The cause.</param>
+    public TransactionOutcomeUnknownException(string message, Exception? innerException)
+        : base(HyderStatusCode.Unknown, message, innerException)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="detail">The server's sentence.</param>
+    /// <param name="ordinal">The intention's ordinal, when the server knows it.</param>
+    public TransactionOutcomeUnknownException(string detail, long ordinal)
+        : base(HyderStatusCode.Unknown, $"The transaction's outcome is unknown: {detail}") => Ordinal = ordinal;
+
+    /// <summary>The intention's ordinal in the log, when known (0 otherwise).</summary>
+    public long Ordinal { get; }
+}

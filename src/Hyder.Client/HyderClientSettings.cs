@@ -1,0 +1,98 @@
+using System.Data.Common;
+using System.Globalization;
+
+namespace Hyder.Client;
+
+/// <summary>
+/// How a <see cref="HyderClient"/> reaches its server: the address, the per-call timeout and the
+/// retry policy of <see cref="HyderClient.ReadWriteAsync(Func{HyderTransaction, Task}, IsolationLevel, CancellationToken)"/>.
+/// </summary>
+public sealed record HyderClientSettings
+{
+    /// <summary>The server's address, such as <c>http://127.0.0.1:5000</c> (h2c) or an <c>https://</c> one.</summary>
+    public required Uri Endpoint { get; init; }
+
+    /// <summary>
+    /// The deadline of each call, from its start; for an interactive transaction and for a scan it
+    /// covers the whole stream. Null: no deadline. Default 30 s.
+    /// </summary>
+    public TimeSpan? Timeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>How many times the retry helper runs an aborted transaction again. Default 10.</summary>
+    public int MaxRetries { get; init; } = 10;
+
+    /// <summary>The first retry's backoff; it doubles per retry, with jitter. Default 10 ms.</summary>
+    public TimeSpan RetryDelay { get; init; } = TimeSpan.FromMilliseconds(10);
+
+    /// <summary>The longest backoff between retries. Default 1 s.</summary>
+    public TimeSpan MaxRetryDelay { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The largest message sent or received, bytes. Default 4 MiB (the server's default).</summary>
+    public int MaxMessageBytes { get; init; } = 4 * 1024 * 1024;
+
+    /// <summary>
+    /// Parses a connection string such as <c>Endpoint=http://127.0.0.1:5000;Timeout=30;MaxRetries=10</c>.
+    /// Keys (case-insensitive): <c>Endpoint</c> (required), <c>Timeout</c> (seconds; 0: none),
+    /// <c>MaxRetries</c>, <c>RetryDelay</c> and <c>MaxRetryDelay</c> (milliseconds), <c>MaxMessageBytes</c>.
+    /// </summary>
+    /// <param name="connectionString">The connection string.</param>
+    /// <returns>The settings.</returns>
+    /// <exception cref="ArgumentException">A key is unknown, a value malformed, or the endpoint missing.</exception>
+    public static HyderClientSettings Parse(string connectionString)
+    {
+        ArgumentNullException.ThrowIfNull(connectionString);
+        var builder = new DbConnectionStringBuilder();
+        try
+        {
+            builder.ConnectionString = connectionString;
+        }
+        catch (ArgumentException e)
+        {
+            throw new ArgumentException($"Malformed connection string: {e.Message}", nameof(connectionString), e);
+        }
+
+        Uri? endpoint = null;
+        var settings = new HyderClientSettings { Endpoint = new Uri("http://127.0.0.1") };
+        foreach (string key in builder.Keys)
+        {
+            var value = Convert.ToString(builder[key], CultureInfo.InvariantCulture) ?? string.Empty;
+            switch (key.ToUpperInvariant())
+            {
+                case "ENDPOINT":
+                    if (!Uri.TryCreate(value, UriKind.Absolute, out endpoint) || (endpoint.Scheme != Uri.UriSchemeHttp && endpoint.Scheme != Uri.UriSchemeHttps))
+                    {
+                        throw new ArgumentException($"Endpoint '{value}' is not an http:// or https:// address.", nameof(connectionString));
+                    }
+
+                    break;
+                case "TIMEOUT":
+                    var seconds = Number(key, value, 0);
+                    settings = settings with { Timeout = seconds == 0 ? null : TimeSpan.FromSeconds(seconds) };
+                    break;
+                case "MAXRETRIES":
+                    settings = settings with { MaxRetries = (int)Number(key, value, 0, int.MaxValue) };
+                    break;
+                case "RETRYDELAY":
+                    settings = settings with { RetryDelay = TimeSpan.FromMilliseconds(Number(key, value, 0)) };
+                    break;
+                case "MAXRETRYDELAY":
+                    settings = settings with { MaxRetryDelay = TimeSpan.FromMilliseconds(Number(key, value, 0)) };
+                    break;
+                case "MAXMESSAGEBYTES":
+                    settings = settings with { MaxMessageBytes = (int)Number(key, value, 1, int.MaxValue) };
+                    break;
+                default:
+                    throw new ArgumentException($"Unknown connection string key '{key}'.", nameof(connectionString));
+            }
+        }
+
+        return endpoint is null
+            ? throw new ArgumentException("The connection string has no Endpoint.", nameof(connectionString))
+            : settings with { Endpoint = endpoint };
+    }
+
+    private static double Number(string key, string value, double min, double max = double.MaxValue) =>
+        double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out var n) && n >= min && n <= max && (max != int.MaxValue || n == Math.Floor(n))
+            ? n
+            : throw new ArgumentException($"{key}={value} is not a number in [{min}, {max}].", nameof(value));
+}

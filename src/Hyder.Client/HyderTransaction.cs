@@ -1,0 +1,212 @@
+using Hyder.Api;
+using Hyder.Rpc;
+using V1 = Hyder.Api.V1;
+
+namespace Hyder.Client;
+
+/// <summary>
+/// An interactive transaction over one <c>Transact</c> stream: reads and writes on the snapshot
+/// taken at begin, answered one at a time, then <see cref="CommitAsync"/>. Disposing it aborts it
+/// unless it committed. Not thread-safe: one operation at a time.
+/// </summary>
+/// <remarks>
+/// Any failure (a refused operation, cancellation, the deadline, a lost connection) ends the
+/// stream, and the server aborts the transaction: later calls throw <see cref="InvalidOperationException"/>.
+/// The deadline (<see cref="HyderClientSettings.Timeout"/>) covers the whole transaction.
+/// </remarks>
+public sealed class HyderTransaction : IAsyncDisposable
+{
+    private static readonly TimeSpan s_abortTimeout = TimeSpan.FromSeconds(5);
+
+    private readonly HyderClient _client;
+    private readonly AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> _call;
+    private State _state;
+    private int _busy;
+
+    private HyderTransaction(HyderClient client, AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> call, IsolationLevel isolation)
+    {
+        _client = client;
+        _call = call;
+        Isolation = isolation;
+    }
+
+    private enum State
+    {
+        Active,
+        Committed,
+        Aborted,
+        Failed,
+    }
+
+    /// <summary>The isolation level.</summary>
+    public IsolationLevel Isolation { get; }
+
+    /// <summary>The sequence of the committed state the transaction reads.</summary>
+    public long SnapshotSequence { get; private set; }
+
+    /// <summary>True until the transaction commits, aborts or fails.</summary>
+    public bool IsActive => _state == State.Active;
+
+    /// <summary>Reads a key.</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="cancellationToken">Cancels the read (and with it the transaction).</param>
+    /// <returns>The payload, or null when the key is absent.</returns>
+    public async Task<byte[]?> GetAsync(byte[] key, CancellationToken cancellationToken = default)
+    {
+        var result = await OperateAsync(HyderOperation.Get(key), cancellationToken).ConfigureAwait(false);
+        return result.Found ? result.Value.ToByteArray() : null;
+    }
+
+    /// <summary>Writes a key (insert or update).</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="value">The payload.</param>
+    /// <param name="cancellationToken">Cancels the write (and with it the transaction).</param>
+    /// <returns>A task that completes when the server has applied the write to the transaction.</returns>
+    public async Task PutAsync(byte[] key, byte[] value, CancellationToken cancellationToken = default) =>
+        await OperateAsync(HyderOperation.Put(key, value), cancellationToken).ConfigureAwait(false);
+
+    /// <summary>Deletes a key.</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="cancellationToken">Cancels the delete (and with it the transaction).</param>
+    /// <returns>True when the key existed.</returns>
+    public async Task<bool> DeleteAsync(byte[] key, CancellationToken cancellationToken = default) =>
+        (await OperateAsync(HyderOperation.Delete(key), cancellationToken).ConfigureAwait(false)).Found;
+
+    /// <summary>Reads keys in [<paramref name="low"/>, <paramref name="high"/>) in ascending order, seeing the transaction's own writes.</summary>
+    /// <param name="low">Inclusive low bound (null: unbounded).</param>
+    /// <param name="high">Exclusive high bound (null: unbounded).</param>
+    /// <param name="limit">Most rows (0: the server's maximum).</param>
+    /// <param name="cancellationToken">Cancels the scan (and with it the transaction).</param>
+    /// <returns>The rows.</returns>
+    public async Task<IReadOnlyList<KeyValuePair<byte[], byte[]>>> ScanAsync(byte[]? low, byte[]? high, int limit = 0, CancellationToken cancellationToken = default) =>
+        Wire.Rows((await OperateAsync(HyderOperation.Scan(low, high, limit), cancellationToken).ConfigureAwait(false)).Rows);
+
+    /// <summary>Commits: the server appends the intention and waits for meld's decision.</summary>
+    /// <param name="cancellationToken">Cancels the wait; the outcome is then unknown to the caller.</param>
+    /// <returns>The commit.</returns>
+    /// <exception cref="TransactionAbortedException">It aborted; nothing was applied.</exception>
+    /// <exception cref="TransactionOutcomeUnknownException">The server could not learn the outcome.</exception>
+    public async Task<CommitResult> CommitAsync(CancellationToken cancellationToken = default)
+    {
+        var response = await RoundTripAsync(new V1.TransactRequest { Commit = new V1.CommitRequest() }, V1.TransactResponse.ResponseOneofCase.Outcome, cancellationToken).ConfigureAwait(false);
+        var outcome = response.Outcome;
+        _state = outcome.Status == V1.TransactionStatus.Committed ? State.Committed : State.Aborted;
+        HyderClient.CountOutcome(outcome);
+        await FinishAsync().ConfigureAwait(false);
+        Wire.EnsureCommitted(outcome);
+        return new CommitResult(outcome.Ordinal, outcome.SnapshotSequence, []);
+    }
+
+    /// <summary>Aborts: the server throws the transaction's work away.</summary>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <returns>A task that completes when the server has aborted the transaction.</returns>
+    public async Task AbortAsync(CancellationToken cancellationToken = default)
+    {
+        await RoundTripAsync(new V1.TransactRequest { Abort = new V1.AbortRequest() }, V1.TransactResponse.ResponseOneofCase.Outcome, cancellationToken).ConfigureAwait(false);
+        _state = State.Aborted;
+        await FinishAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Aborts the transaction unless it committed, and ends the stream.</summary>
+    /// <returns>A task that completes when the stream has ended.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        if (_state == State.Active && Volatile.Read(ref _busy) == 0)
+        {
+            using var timeout = new CancellationTokenSource(s_abortTimeout);
+            try
+            {
+                await AbortAsync(timeout.Token).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is HyderException or OperationCanceledException or InvalidOperationException)
+            {
+                // The stream is gone either way; the server aborts a transaction whose stream ends.
+                Log.AbortOnDisposeFailed(_client.Logger, e);
+            }
+        }
+
+        _call.Dispose();
+    }
+
+    internal static async Task<HyderTransaction> BeginAsync(HyderClient client, IsolationLevel isolation, CancellationToken cancellationToken)
+    {
+        var begin = new V1.TransactRequest { Begin = new V1.BeginRequest { Isolation = Wire.ToMessage(isolation) } };
+
+        // The stream's deadline covers the transaction; the caller's token covers only the begin.
+        var call = client.Channel.DuplexStreamingCall(HyderMethods.Transact, client.Options(CancellationToken.None));
+        var transaction = new HyderTransaction(client, call, isolation);
+        try
+        {
+            var response = await transaction.RoundTripAsync(begin, V1.TransactResponse.ResponseOneofCase.Begun, cancellationToken).ConfigureAwait(false);
+            transaction.SnapshotSequence = response.Begun.SnapshotSequence;
+            return transaction;
+        }
+        catch
+        {
+            call.Dispose();
+            throw;
+        }
+    }
+
+    private async Task<V1.OperationResult> OperateAsync(HyderOperation operation, CancellationToken cancellationToken)
+    {
+        var request = new V1.TransactRequest { Operation = Wire.ToMessage(operation) };
+        return (await RoundTripAsync(request, V1.TransactResponse.ResponseOneofCase.Result, cancellationToken).ConfigureAwait(false)).Result;
+    }
+
+    private async Task<V1.TransactResponse> RoundTripAsync(V1.TransactRequest request, V1.TransactResponse.ResponseOneofCase expected, CancellationToken cancellationToken)
+    {
+        if (_state != State.Active)
+        {
+            throw new InvalidOperationException($"The transaction is {_state.ToString().ToLowerInvariant()}.");
+        }
+
+        if (Interlocked.Exchange(ref _busy, 1) != 0)
+        {
+            throw new InvalidOperationException("A transaction runs one operation at a time.");
+        }
+
+        try
+        {
+            await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
+            if (!await _call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false))
+            {
+                throw new HyderException(HyderStatusCode.Internal, "The server ended the transaction without an answer.");
+            }
+
+            var response = _call.ResponseStream.Current;
+            return response.ResponseCase == expected
+                ? response
+                : throw new HyderException(HyderStatusCode.Internal, $"The server answered {response.ResponseCase} where {expected} was due.");
+        }
+        catch (RpcException e)
+        {
+            _state = State.Failed;
+            throw Wire.Translate(e, cancellationToken);
+        }
+        catch (HyderException)
+        {
+            _state = State.Failed;
+            throw;
+        }
+        finally
+        {
+            Volatile.Write(ref _busy, 0);
+        }
+    }
+
+    /// <summary>Half-closes the request stream and reads the call's status, so the stream ends cleanly.</summary>
+    private async Task FinishAsync()
+    {
+        try
+        {
+            await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+            using var timeout = new CancellationTokenSource(s_abortTimeout);
+            await _call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is RpcException or OperationCanceledException or InvalidOperationException)
+        {
+            // The outcome is known; how the stream ends no longer matters.
+        }
+    }
+}

@@ -1,0 +1,177 @@
+namespace Hyder.Client;
+
+/// <summary>Isolation levels, chosen per transaction (docs/api.md; docs/meld.md gives the conflict rules).</summary>
+public enum IsolationLevel
+{
+    /// <summary>Reads, absent-key reads and scanned ranges are checked at commit; write-write too.</summary>
+    Serializable = 0,
+
+    /// <summary>Reads of present keys are checked, no phantom protection; write-write checked.</summary>
+    RepeatableRead = 1,
+
+    /// <summary>No read set: write-write conflicts only.</summary>
+    SnapshotIsolation = 2,
+
+    /// <summary>No read set and blind writes: puts and deletes never abort.</summary>
+    ReadCommitted = 3,
+}
+
+/// <summary>Why a transaction aborted.</summary>
+public enum AbortCause
+{
+    /// <summary>No conflict: the client aborted, or the cause is not one the server names.</summary>
+    None = 0,
+
+    /// <summary>It wrote a key another transaction changed after its snapshot.</summary>
+    WriteWrite = 1,
+
+    /// <summary>It read a key another transaction changed (or deleted) after its snapshot.</summary>
+    ReadWrite = 2,
+
+    /// <summary>A key in a range it scanned (or a key it found absent) was inserted, changed or deleted.</summary>
+    Phantom = 3,
+
+    /// <summary>It deleted a key another transaction changed or deleted.</summary>
+    DeleteConflict = 4,
+
+    /// <summary>The server rejected its intention as malformed.</summary>
+    Rejected = 5,
+
+    /// <summary>Group meld: it depended on a key the other intention of its pair wrote.</summary>
+    GroupConflict = 6,
+
+    /// <summary>Group meld: the pair depended on different versions of one key, so both aborted.</summary>
+    FateShared = 7,
+}
+
+/// <summary>gRPC status codes, as <see cref="HyderException.StatusCode"/> reports them.</summary>
+public enum HyderStatusCode
+{
+    /// <summary>Not an error.</summary>
+    OK = 0,
+
+    /// <summary>The call was cancelled.</summary>
+    Cancelled = 1,
+
+    /// <summary>Unknown error (also: a transaction whose outcome is unknown).</summary>
+    Unknown = 2,
+
+    /// <summary>The request is malformed or over a limit; nothing was applied.</summary>
+    InvalidArgument = 3,
+
+    /// <summary>The deadline (<see cref="HyderClientSettings.Timeout"/>) passed.</summary>
+    DeadlineExceeded = 4,
+
+    /// <summary>Not found.</summary>
+    NotFound = 5,
+
+    /// <summary>Already exists.</summary>
+    AlreadyExists = 6,
+
+    /// <summary>Permission denied.</summary>
+    PermissionDenied = 7,
+
+    /// <summary>Admission control (too many transactions in flight) or a message over the size limit.</summary>
+    ResourceExhausted = 8,
+
+    /// <summary>The operation does not fit the transaction's state.</summary>
+    FailedPrecondition = 9,
+
+    /// <summary>The transaction aborted (<see cref="TransactionAbortedException"/>).</summary>
+    Aborted = 10,
+
+    /// <summary>Out of range.</summary>
+    OutOfRange = 11,
+
+    /// <summary>The server does not offer the method.</summary>
+    Unimplemented = 12,
+
+    /// <summary>The server failed unexpectedly.</summary>
+    Internal = 13,
+
+    /// <summary>The server is starting, stopping or unreachable.</summary>
+    Unavailable = 14,
+
+    /// <summary>Data loss.</summary>
+    DataLoss = 15,
+
+    /// <summary>Unauthenticated.</summary>
+    Unauthenticated = 16,
+}
+
+/// <summary>What an operation of a one-shot transaction does.</summary>
+public enum HyderOperationKind
+{
+    /// <summary>Read one key.</summary>
+    Get = 0,
+
+    /// <summary>Insert or update one key.</summary>
+    Put = 1,
+
+    /// <summary>Delete one key.</summary>
+    Delete = 2,
+
+    /// <summary>Read a range of keys.</summary>
+    Scan = 3,
+}
+
+/// <summary>One operation of a one-shot transaction (<see cref="HyderClient.ExecuteAsync"/>).</summary>
+/// <param name="Kind">What it does.</param>
+/// <param name="Key">The key; a scan's inclusive low bound (null or empty: unbounded).</param>
+/// <param name="Value">A put's payload.</param>
+/// <param name="End">A scan's exclusive high bound (null: unbounded).</param>
+/// <param name="Limit">A scan's row limit (0: the server's maximum).</param>
+public readonly record struct HyderOperation(HyderOperationKind Kind, byte[]? Key, byte[]? Value = null, byte[]? End = null, int Limit = 0)
+{
+    /// <summary>A get.</summary>
+    /// <param name="key">The key.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Get(byte[] key) => new(HyderOperationKind.Get, key);
+
+    /// <summary>A put (insert or update).</summary>
+    /// <param name="key">The key.</param>
+    /// <param name="value">The payload.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Put(byte[] key, byte[] value) => new(HyderOperationKind.Put, key, value);
+
+    /// <summary>A delete.</summary>
+    /// <param name="key">The key.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Delete(byte[] key) => new(HyderOperationKind.Delete, key);
+
+    /// <summary>A scan of [low, high).</summary>
+    /// <param name="low">Inclusive low bound (null: unbounded).</param>
+    /// <param name="high">Exclusive high bound (null: unbounded).</param>
+    /// <param name="limit">Most rows (0: the server's maximum).</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Scan(byte[]? low, byte[]? high, int limit = 0) => new(HyderOperationKind.Scan, low, End: high, Limit: limit);
+}
+
+/// <summary>What one operation returned.</summary>
+/// <param name="Found">A get found its key; a delete's key existed; true for a put.</param>
+/// <param name="Value">A get's payload (null when not found).</param>
+/// <param name="Rows">A scan's rows (empty for other operations).</param>
+public sealed record HyderOperationResult(bool Found, byte[]? Value, IReadOnlyList<KeyValuePair<byte[], byte[]>> Rows);
+
+/// <summary>A committed transaction.</summary>
+/// <param name="Ordinal">Its intention's ordinal in the log (0 for a read-only transaction).</param>
+/// <param name="SnapshotSequence">The committed state it read.</param>
+/// <param name="Results">One result per operation (one-shot transactions; empty for interactive ones).</param>
+public sealed record CommitResult(long Ordinal, long SnapshotSequence, IReadOnlyList<HyderOperationResult> Results);
+
+/// <summary>A server's view of the cluster.</summary>
+/// <param name="ServerId">The server's name.</param>
+/// <param name="LastMelded">The last ordinal final meld finished.</param>
+/// <param name="CommittedSequence">The sequence of the last committed state.</param>
+/// <param name="InFlight">Transactions awaiting their outcome.</param>
+/// <param name="Committed">Transactions the server committed.</param>
+/// <param name="Aborted">Transactions the server saw aborted.</param>
+/// <param name="Pipeline">The cluster's pipeline settings.</param>
+/// <param name="Peers">The peers the server broadcasts to.</param>
+public sealed record HyderClusterStatus(string ServerId, long LastMelded, long CommittedSequence, int InFlight, long Committed, long Aborted, string Pipeline, IReadOnlyList<string> Peers);
+
+/// <summary>A hash of a committed state; servers that melded the same log agree on it.</summary>
+/// <param name="Ordinal">The last ordinal melded into the state.</param>
+/// <param name="Sequence">The state's sequence.</param>
+/// <param name="Hash">The hash.</param>
+public readonly record struct HyderStateHash(long Ordinal, long Sequence, ulong Hash);

@@ -1,0 +1,83 @@
+using Google.Protobuf;
+using Hyder.Rpc;
+using V1 = Hyder.Api.V1;
+
+namespace Hyder.Client;
+
+/// <summary>Maps the client's types to hyder.proto's messages and failures to typed exceptions.</summary>
+internal static class Wire
+{
+    private static readonly IReadOnlyList<KeyValuePair<byte[], byte[]>> s_noRows = [];
+
+    public static V1.IsolationLevel ToMessage(IsolationLevel isolation) => isolation switch
+    {
+        IsolationLevel.Serializable => V1.IsolationLevel.Serializable,
+        IsolationLevel.RepeatableRead => V1.IsolationLevel.RepeatableRead,
+        IsolationLevel.SnapshotIsolation => V1.IsolationLevel.SnapshotIsolation,
+        IsolationLevel.ReadCommitted => V1.IsolationLevel.ReadCommitted,
+        _ => throw new ArgumentOutOfRangeException(nameof(isolation), isolation, "Unknown isolation level."),
+    };
+
+    public static V1.Operation ToMessage(in HyderOperation operation)
+    {
+        var message = new V1.Operation
+        {
+            Kind = operation.Kind switch
+            {
+                HyderOperationKind.Get => V1.OperationKind.Get,
+                HyderOperationKind.Put => V1.OperationKind.Put,
+                HyderOperationKind.Delete => V1.OperationKind.Delete,
+                HyderOperationKind.Scan => V1.OperationKind.Scan,
+                _ => throw new ArgumentOutOfRangeException(nameof(operation), operation.Kind, "Unknown operation kind."),
+            },
+            Limit = operation.Limit,
+        };
+        message.Key = Bytes(operation.Key);
+        message.Value = Bytes(operation.Value);
+        message.End = Bytes(operation.End);
+        return message;
+    }
+
+    public static ByteString Bytes(byte[]? bytes) => bytes is null || bytes.Length == 0 ? ByteString.Empty : ByteString.CopyFrom(bytes);
+
+    public static HyderOperationResult FromMessage(V1.OperationResult result) => new(
+        result.Found,
+        result.Found ? result.Value.ToByteArray() : null,
+        result.Rows.Count == 0 ? s_noRows : Rows(result.Rows));
+
+    public static KeyValuePair<byte[], byte[]>[] Rows(IList<V1.Row> rows)
+    {
+        var result = new KeyValuePair<byte[], byte[]>[rows.Count];
+        for (var i = 0; i < result.Length; i++)
+        {
+            result[i] = new(rows[i].Key.ToByteArray(), rows[i].Value.ToByteArray());
+        }
+
+        return result;
+    }
+
+    /// <summary>Throws unless the outcome is a commit.</summary>
+    public static void EnsureCommitted(V1.Outcome? outcome)
+    {
+        switch (outcome?.Status)
+        {
+            case V1.TransactionStatus.Committed:
+                return;
+            case V1.TransactionStatus.Aborted:
+                throw new TransactionAbortedException(FromMessage(outcome.AbortCause), outcome.Detail, outcome.Ordinal, outcome.SnapshotSequence);
+            case V1.TransactionStatus.OutcomeUnknown:
+                throw new TransactionOutcomeUnknownException(outcome.Detail, outcome.Ordinal);
+            default:
+                throw new HyderException(HyderStatusCode.Internal, "The server's answer has no transaction outcome.");
+        }
+    }
+
+    public static AbortCause FromMessage(V1.AbortCause cause) =>
+        Enum.IsDefined((AbortCause)(int)cause) ? (AbortCause)(int)cause : AbortCause.None;
+
+    /// <summary>The exception a failed call surfaces as: cancellation by the caller's token, or a typed failure.</summary>
+    public static Exception Translate(RpcException e, CancellationToken cancellationToken) =>
+        cancellationToken.IsCancellationRequested
+            ? new OperationCanceledException("The call was cancelled.", e, cancellationToken)
+            : new HyderException((HyderStatusCode)(int)e.StatusCode, e.Status.Detail, e);
+}

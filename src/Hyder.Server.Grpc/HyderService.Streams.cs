@@ -1,0 +1,144 @@
+using Hyder.Server.Engine;
+using V1 = Hyder.Api.V1;
+
+namespace Hyder.Server.Grpc;
+
+public sealed partial class HyderService
+{
+    /// <summary>
+    /// Streams a read-only range scan in batches: at most <c>batch_size</c> rows (default
+    /// <see cref="DefaultScanBatchRows"/>) and about half of <see cref="EngineLimits.MaxMessageBytes"/>
+    /// per message, so no response exceeds the message limit.
+    /// </summary>
+    /// <param name="request">Bounds, limit and batch size.</param>
+    /// <param name="responses">Where the batches go.</param>
+    /// <param name="cancellationToken">The call's token.</param>
+    /// <returns>A task that completes when the last batch is written.</returns>
+    public async Task ScanAsync(V1.ScanRequest request, IResponseStream<V1.ScanResponse> responses, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(responses);
+        var low = Messages.Bound(request.Low, _limits, "low");
+        var high = Messages.Bound(request.High, _limits, "high");
+        var limit = Messages.Limit(request.Limit, int.MaxValue, "limit");
+        var batchRows = Messages.Limit(request.BatchSize, _limits.MaxScanRows, "batch_size");
+        if (batchRows == 0)
+        {
+            batchRows = DefaultScanBatchRows;
+        }
+
+        var batchBytes = Math.Max(1, _limits.MaxMessageBytes / 2);
+        var batch = new V1.ScanResponse();
+        var bytes = 0;
+        await foreach (var row in _engine.ScanAsync(low, high, limit, cancellationToken).ConfigureAwait(false))
+        {
+            var size = row.Key.Length + row.Value.Length + 16;
+            if (batch.Rows.Count > 0 && (batch.Rows.Count >= batchRows || bytes + size > batchBytes))
+            {
+                await responses.WriteAsync(batch).ConfigureAwait(false);
+                batch = new V1.ScanResponse();
+                bytes = 0;
+            }
+
+            batch.Rows.Add(Messages.ToRow(row));
+            bytes += size;
+        }
+
+        if (batch.Rows.Count > 0)
+        {
+            await responses.WriteAsync(batch).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Runs an interactive transaction: the first request must be <c>begin</c> (answered with
+    /// <c>begun</c>), then each operation is answered with its result in order, and <c>commit</c>
+    /// or <c>abort</c> is answered with the outcome, which ends the call. A malformed request or a
+    /// refusal ends the call with an error, and the transaction is aborted; so is a transaction
+    /// whose request stream ends before commit.
+    /// </summary>
+    /// <param name="requests">The client's requests.</param>
+    /// <param name="responses">Where the answers go.</param>
+    /// <param name="cancellationToken">The call's token.</param>
+    /// <returns>A task that completes when the transaction has ended.</returns>
+    public async Task TransactAsync(IAsyncEnumerable<V1.TransactRequest> requests, IResponseStream<V1.TransactResponse> responses, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(requests);
+        ArgumentNullException.ThrowIfNull(responses);
+        IInteractiveTransaction? transaction = null;
+        var ended = false;
+        var operations = 0;
+        try
+        {
+            await foreach (var request in requests.WithCancellation(cancellationToken).ConfigureAwait(false))
+            {
+                if (transaction is null)
+                {
+                    if (request.RequestCase != V1.TransactRequest.RequestOneofCase.Begin)
+                    {
+                        throw Messages.Invalid($"the first message of Transact must be begin, not {Name(request.RequestCase)}");
+                    }
+
+                    transaction = _engine.Begin(Messages.ToEngine(request.Begin.Isolation));
+                    var begun = new V1.BeginResponse { SnapshotSequence = transaction.SnapshotSequence };
+                    await responses.WriteAsync(new V1.TransactResponse { Begun = begun }).ConfigureAwait(false);
+                    continue;
+                }
+
+                switch (request.RequestCase)
+                {
+                    case V1.TransactRequest.RequestOneofCase.Operation:
+                        if (++operations > _limits.MaxOperations)
+                        {
+                            throw Messages.Invalid($"the transaction exceeds the limit of {_limits.MaxOperations} operations");
+                        }
+
+                        var operation = Messages.ToEngine(request.Operation, _limits, "operation");
+                        var result = Messages.ToMessage(transaction.Execute(operation));
+                        await responses.WriteAsync(new V1.TransactResponse { Result = result }).ConfigureAwait(false);
+                        break;
+                    case V1.TransactRequest.RequestOneofCase.Commit:
+                        ended = true;
+                        var outcome = await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+                        await responses.WriteAsync(new V1.TransactResponse { Outcome = Messages.ToMessage(outcome) }).ConfigureAwait(false);
+                        return;
+                    case V1.TransactRequest.RequestOneofCase.Abort:
+                        ended = true;
+                        transaction.Abort();
+                        var aborted = new V1.Outcome
+                        {
+                            Status = V1.TransactionStatus.Aborted,
+                            AbortCause = V1.AbortCause.None,
+                            Detail = "aborted by the client",
+                            SnapshotSequence = transaction.SnapshotSequence,
+                        };
+                        await responses.WriteAsync(new V1.TransactResponse { Outcome = aborted }).ConfigureAwait(false);
+                        return;
+                    default:
+                        throw Messages.Invalid($"unexpected {Name(request.RequestCase)} in a transaction that has begun");
+                }
+            }
+        }
+        finally
+        {
+            if (transaction is not null)
+            {
+                if (!ended)
+                {
+                    transaction.Abort();
+                }
+
+                await transaction.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+    }
+
+    private static string Name(V1.TransactRequest.RequestOneofCase c) => c switch
+    {
+        V1.TransactRequest.RequestOneofCase.Begin => "begin",
+        V1.TransactRequest.RequestOneofCase.Operation => "operation",
+        V1.TransactRequest.RequestOneofCase.Commit => "commit",
+        V1.TransactRequest.RequestOneofCase.Abort => "abort",
+        _ => "an empty request",
+    };
+}

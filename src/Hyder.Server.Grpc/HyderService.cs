@@ -1,0 +1,147 @@
+using Hyder.Server.Engine;
+using V1 = Hyder.Api.V1;
+using TreeIsolation = Hyder.Tree.IsolationLevel;
+
+namespace Hyder.Server.Grpc;
+
+/// <summary>
+/// The logic of the <c>hyder.v1.Hyder</c> service over an <see cref="ITransactionEngine"/>: it checks
+/// each request against the engine's limits, maps it to engine calls and maps the answers back.
+/// </summary>
+/// <remarks>
+/// No gRPC host type appears here: methods take the request (or an <see cref="IAsyncEnumerable{T}"/>
+/// of requests), an <see cref="IResponseStream{T}"/> for streamed responses, and the call's
+/// <see cref="CancellationToken"/>. Refusals are <see cref="EngineException"/>s: the engine's own, and
+/// <see cref="EngineErrorCode.InvalidArgument"/> with a reason for malformed requests, thrown before
+/// anything is applied. A host maps them to statuses (<see cref="HyderServiceBinding.ToStatusCode"/>).
+/// </remarks>
+public sealed partial class HyderService
+{
+    /// <summary>Rows per scan response when the request leaves the batch size to the server.</summary>
+    public const int DefaultScanBatchRows = 256;
+
+    private readonly ITransactionEngine _engine;
+    private readonly EngineLimits _limits;
+
+    /// <summary>Creates the service over an engine.</summary>
+    /// <param name="engine">The engine requests go to.</param>
+    public HyderService(ITransactionEngine engine)
+    {
+        ArgumentNullException.ThrowIfNull(engine);
+        _engine = engine;
+        _limits = engine.Limits;
+    }
+
+    /// <summary>The limits requests are checked against (the engine's).</summary>
+    public EngineLimits Limits => _limits;
+
+    /// <summary>Runs a one-shot transaction.</summary>
+    /// <param name="request">The isolation level and the operations.</param>
+    /// <param name="cancellationToken">The call's token.</param>
+    /// <returns>The outcome, with one result per operation when committed.</returns>
+    public async Task<V1.ExecuteResponse> ExecuteAsync(V1.ExecuteRequest request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        var isolation = Messages.ToEngine(request.Isolation);
+        var operations = Messages.ToEngine(request.Operations, _limits);
+        var outcome = await _engine.ExecuteAsync(isolation, operations, cancellationToken).ConfigureAwait(false);
+        var response = new V1.ExecuteResponse { Outcome = Messages.ToMessage(outcome) };
+        if (outcome.Status == TransactionStatus.Committed)
+        {
+            foreach (var result in outcome.Results)
+            {
+                response.Results.Add(Messages.ToMessage(result));
+            }
+        }
+
+        return response;
+    }
+
+    /// <summary>Reads several keys on one snapshot (a read-only transaction: it never reaches the log).</summary>
+    /// <param name="request">The keys.</param>
+    /// <param name="cancellationToken">The call's token.</param>
+    /// <returns>The snapshot read and one result per key, in order.</returns>
+    public async Task<V1.ReadResponse> ReadAsync(V1.ReadRequest request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        if (request.Keys.Count == 0)
+        {
+            throw Messages.Invalid("keys is empty; a read needs at least one key");
+        }
+
+        if (request.Keys.Count > _limits.MaxOperations)
+        {
+            throw Messages.Invalid($"{request.Keys.Count} keys exceed the limit of {_limits.MaxOperations}");
+        }
+
+        var operations = new Operation[request.Keys.Count];
+        for (var i = 0; i < operations.Length; i++)
+        {
+            operations[i] = Operation.Get(Messages.Key(request.Keys[i], _limits, $"keys[{i}]"));
+        }
+
+        var outcome = await _engine.ExecuteAsync(TreeIsolation.SnapshotIsolation, operations, cancellationToken).ConfigureAwait(false);
+        if (outcome.Status != TransactionStatus.Committed)
+        {
+            // A read-only transaction commits on its snapshot; anything else is the server's problem.
+            throw new EngineException(EngineErrorCode.Unavailable, $"the snapshot read did not complete: {outcome.Detail}");
+        }
+
+        var response = new V1.ReadResponse { SnapshotSequence = outcome.SnapshotSequence };
+        foreach (var result in outcome.Results)
+        {
+            response.Results.Add(Messages.ToMessage(result));
+        }
+
+        return response;
+    }
+
+    /// <summary>The server's view of the cluster.</summary>
+    /// <param name="request">Nothing.</param>
+    /// <param name="cancellationToken">The call's token.</param>
+    /// <returns>The status.</returns>
+    public async Task<V1.StatusResponse> StatusAsync(V1.StatusRequest request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        var status = await _engine.GetStatusAsync(cancellationToken).ConfigureAwait(false);
+        var response = new V1.StatusResponse
+        {
+            ServerId = status.ServerId,
+            LastMelded = status.LastMelded,
+            CommittedSequence = status.CommittedSequence,
+            InFlight = status.InFlight,
+            Committed = status.Committed,
+            Aborted = status.Aborted,
+            Pipeline = status.Pipeline,
+        };
+        response.Peers.Add(status.Peers);
+        return response;
+    }
+
+    /// <summary>A hash of the last committed state, once the server melded at least the given ordinal.</summary>
+    /// <param name="request">The ordinal to wait for (0: none).</param>
+    /// <param name="cancellationToken">The call's token; the wait ends with it (the deadline).</param>
+    /// <returns>The hash and the state it is of.</returns>
+    public async Task<V1.StateHashResponse> StateHashAsync(V1.StateHashRequest request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        if (request.AtLeastOrdinal < 0)
+        {
+            throw Messages.Invalid($"at_least_ordinal is negative ({request.AtLeastOrdinal})");
+        }
+
+        var hash = await _engine.GetStateHashAsync(request.AtLeastOrdinal, cancellationToken).ConfigureAwait(false);
+        return new V1.StateHashResponse { Ordinal = hash.Ordinal, Sequence = hash.Sequence, Hash = hash.Hash };
+    }
+
+    /// <summary>Writes a checkpoint.</summary>
+    /// <param name="request">Nothing.</param>
+    /// <param name="cancellationToken">The call's token.</param>
+    /// <returns>The ordinal the checkpoint restarts after.</returns>
+    public async Task<V1.CheckpointResponse> CheckpointAsync(V1.CheckpointRequest request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        var ordinal = await _engine.CheckpointAsync(cancellationToken).ConfigureAwait(false);
+        return new V1.CheckpointResponse { Ordinal = ordinal };
+    }
+}

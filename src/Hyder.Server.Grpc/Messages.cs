@@ -1,0 +1,140 @@
+using Google.Protobuf;
+using Hyder.Server.Engine;
+using V1 = Hyder.Api.V1;
+using TreeIsolation = Hyder.Tree.IsolationLevel;
+
+namespace Hyder.Server.Grpc;
+
+/// <summary>
+/// Checks requests against <see cref="EngineLimits"/> and maps messages to engine types and back.
+/// Every refusal is an <see cref="EngineException"/> with <see cref="EngineErrorCode.InvalidArgument"/>
+/// and a reason that names the field, thrown before anything reaches the engine.
+/// </summary>
+internal static class Messages
+{
+    public static TreeIsolation ToEngine(V1.IsolationLevel isolation) => isolation switch
+    {
+        V1.IsolationLevel.Serializable => TreeIsolation.Serializable,
+        V1.IsolationLevel.RepeatableRead => TreeIsolation.RepeatableRead,
+        V1.IsolationLevel.SnapshotIsolation => TreeIsolation.SnapshotIsolation,
+        V1.IsolationLevel.ReadCommitted => TreeIsolation.ReadCommitted,
+        _ => throw Invalid($"unknown isolation level {(int)isolation}"),
+    };
+
+    public static IReadOnlyList<Operation> ToEngine(IList<V1.Operation> operations, EngineLimits limits)
+    {
+        if (operations.Count == 0)
+        {
+            throw Invalid("a transaction needs at least one operation");
+        }
+
+        if (operations.Count > limits.MaxOperations)
+        {
+            throw Invalid($"{operations.Count} operations exceed the limit of {limits.MaxOperations}");
+        }
+
+        var result = new Operation[operations.Count];
+        for (var i = 0; i < result.Length; i++)
+        {
+            result[i] = ToEngine(operations[i], limits, $"operations[{i}]");
+        }
+
+        return result;
+    }
+
+    public static Operation ToEngine(V1.Operation operation, EngineLimits limits, string name)
+    {
+        switch (operation.Kind)
+        {
+            case V1.OperationKind.Get:
+                return Operation.Get(Key(operation.Key, limits, $"{name}.key"));
+            case V1.OperationKind.Delete:
+                return Operation.Delete(Key(operation.Key, limits, $"{name}.key"));
+            case V1.OperationKind.Put:
+                var key = Key(operation.Key, limits, $"{name}.key");
+                if (operation.Value.Length > limits.MaxValueBytes)
+                {
+                    throw Invalid($"{name}.value is {operation.Value.Length} bytes, over the limit of {limits.MaxValueBytes}");
+                }
+
+                return Operation.Put(key, operation.Value.ToByteArray());
+            case V1.OperationKind.Scan:
+                var low = Bound(operation.Key, limits, $"{name}.key") ?? [];
+                var high = Bound(operation.End, limits, $"{name}.end");
+                return Operation.Scan(low, high, Limit(operation.Limit, limits.MaxScanRows, $"{name}.limit"));
+            default:
+                throw Invalid($"{name}.kind: unknown operation kind {(int)operation.Kind}");
+        }
+    }
+
+    public static byte[] Key(ByteString key, EngineLimits limits, string name)
+    {
+        if (key.IsEmpty)
+        {
+            throw Invalid($"{name} is empty; keys must not be");
+        }
+
+        if (key.Length > limits.MaxKeyBytes)
+        {
+            throw Invalid($"{name} is {key.Length} bytes, over the limit of {limits.MaxKeyBytes}");
+        }
+
+        return key.ToByteArray();
+    }
+
+    /// <summary>A scan bound: null when empty (unbounded).</summary>
+    public static byte[]? Bound(ByteString bound, EngineLimits limits, string name)
+    {
+        if (bound.Length > limits.MaxKeyBytes)
+        {
+            throw Invalid($"{name} is {bound.Length} bytes, over the limit of {limits.MaxKeyBytes}");
+        }
+
+        return bound.IsEmpty ? null : bound.ToByteArray();
+    }
+
+    public static int Limit(int limit, int max, string name) =>
+        limit < 0 ? throw Invalid($"{name} is negative ({limit})")
+        : limit > max ? throw Invalid($"{name} {limit} is over the limit of {max}")
+        : limit;
+
+    public static V1.Outcome ToMessage(TransactionOutcome outcome) => new()
+    {
+        Status = outcome.Status switch
+        {
+            TransactionStatus.Committed => V1.TransactionStatus.Committed,
+            TransactionStatus.Aborted => V1.TransactionStatus.Aborted,
+            _ => V1.TransactionStatus.OutcomeUnknown,
+        },
+
+        // hyder.proto numbers AbortCause as Hyder.Tree.Meld.AbortCause does.
+        AbortCause = (V1.AbortCause)(int)outcome.Cause,
+        Detail = outcome.Detail ?? string.Empty,
+        Ordinal = outcome.Ordinal,
+        SnapshotSequence = outcome.SnapshotSequence,
+    };
+
+    public static V1.OperationResult ToMessage(OperationResult result)
+    {
+        var message = new V1.OperationResult { Found = result.Found };
+        if (result.Value is { } value)
+        {
+            message.Value = ByteString.CopyFrom(value);
+        }
+
+        if (result.Rows is { } rows)
+        {
+            foreach (var row in rows)
+            {
+                message.Rows.Add(ToRow(row));
+            }
+        }
+
+        return message;
+    }
+
+    public static V1.Row ToRow(KeyValuePair<byte[], byte[]> row) =>
+        new() { Key = ByteString.CopyFrom(row.Key), Value = ByteString.CopyFrom(row.Value) };
+
+    public static EngineException Invalid(string reason) => new(EngineErrorCode.InvalidArgument, reason);
+}

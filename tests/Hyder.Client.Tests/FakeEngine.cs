@@ -1,0 +1,303 @@
+using System.Runtime.CompilerServices;
+using Hyder.Server.Engine;
+using Hyder.Tree;
+using Hyder.Tree.Memory;
+
+namespace Hyder.Client.Tests;
+
+/// <summary>
+/// An <see cref="ITransactionEngine"/> over one in-process <see cref="Database"/>: every call into
+/// the tree holds one lock, so interactive transactions begun concurrently interleave and meld
+/// decides their conflicts for real. Tests can inject aborts, failures, an in-flight limit and a
+/// gate that holds commits.
+/// </summary>
+internal sealed class FakeEngine : ITransactionEngine
+{
+    private readonly Lock _lock = new();
+    private readonly Database _database = new();
+    private readonly NodePool _pool = new(4096);
+    private int _abortNext;
+    private Hyder.Tree.Meld.AbortCause _abortCause;
+    private Exception? _failNext;
+    private int _inFlight;
+    private long _committed;
+    private long _aborted;
+
+    public EngineLimits Limits { get; init; } = new() { MaxOperations = 64, MaxScanRows = 500, MaxMessageBytes = 256 * 1024 };
+
+    /// <summary>Commits awaiting their outcome beyond this many are refused with ResourceExhausted.</summary>
+    public int InFlightLimit { get; set; } = int.MaxValue;
+
+    /// <summary>When set, writing commits wait for it (counted in flight) before they meld.</summary>
+    public TaskCompletionSource? CommitGate { get; set; }
+
+    public int Checkpoints { get; private set; }
+
+    public long Committed => Interlocked.Read(ref _committed);
+
+    public long Aborted => Interlocked.Read(ref _aborted);
+
+    /// <summary>Makes the next <paramref name="count"/> writing commits abort with <paramref name="cause"/>.</summary>
+    public void AbortNext(int count, Hyder.Tree.Meld.AbortCause cause)
+    {
+        lock (_lock)
+        {
+            _abortNext = count;
+            _abortCause = cause;
+        }
+    }
+
+    /// <summary>Makes the next engine call throw <paramref name="exception"/>.</summary>
+    public void FailNext(Exception exception) => Volatile.Write(ref _failNext, exception);
+
+    /// <summary>Reads a key from the current state.</summary>
+    public byte[]? Peek(byte[] key)
+    {
+        lock (_lock)
+        {
+            using var tx = _database.Begin(Hyder.Tree.IsolationLevel.ReadCommitted, _pool);
+            return tx.TryGet(key, out var value) ? value : null;
+        }
+    }
+
+    public async ValueTask<TransactionOutcome> ExecuteAsync(Hyder.Tree.IsolationLevel isolation, IReadOnlyList<Operation> operations, CancellationToken cancellationToken = default)
+    {
+        ThrowIfFailing();
+        var tx = new FakeTransaction(this, isolation);
+        try
+        {
+            var results = new OperationResult[operations.Count];
+            for (var i = 0; i < results.Length; i++)
+            {
+                results[i] = tx.Execute(operations[i]);
+            }
+
+            var outcome = await tx.CommitAsync(cancellationToken);
+            return outcome with { Results = outcome.Status == TransactionStatus.Committed ? results : [] };
+        }
+        finally
+        {
+            await tx.DisposeAsync();
+        }
+    }
+
+    public IInteractiveTransaction Begin(Hyder.Tree.IsolationLevel isolation)
+    {
+        ThrowIfFailing();
+        return new FakeTransaction(this, isolation);
+    }
+
+    public async IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(byte[]? low, byte[]? high, int limit, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        ThrowIfFailing();
+        List<KeyValuePair<byte[], byte[]>> rows;
+        lock (_lock)
+        {
+            using var tx = _database.Begin(Hyder.Tree.IsolationLevel.SnapshotIsolation, _pool);
+            rows = ScanExclusive(tx, low, high, limit == 0 ? int.MaxValue - 1 : limit);
+        }
+
+        foreach (var row in rows)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            await Task.Yield();
+            yield return row;
+        }
+    }
+
+    public ValueTask<ClusterStatus> GetStatusAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfFailing();
+        lock (_lock)
+        {
+            return ValueTask.FromResult(new ClusterStatus
+            {
+                ServerId = "fake-1",
+                LastMelded = _database.LastAppended,
+                CommittedSequence = _database.Current.Sequence,
+                InFlight = Volatile.Read(ref _inFlight),
+                Committed = Committed,
+                Aborted = Aborted,
+                Pipeline = "in-process",
+                Peers = ["fake-2", "fake-3"],
+            });
+        }
+    }
+
+    public async ValueTask<StateHash> GetStateHashAsync(long atLeastOrdinal = 0, CancellationToken cancellationToken = default)
+    {
+        ThrowIfFailing();
+        while (true)
+        {
+            lock (_lock)
+            {
+                if (_database.LastAppended >= atLeastOrdinal)
+                {
+                    var current = _database.Current;
+                    return new StateHash(_database.LastAppended, current.Sequence, TreeInspector.StateHash(current.Root));
+                }
+            }
+
+            await Task.Delay(10, cancellationToken);
+        }
+    }
+
+    public ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfFailing();
+        lock (_lock)
+        {
+            Checkpoints++;
+            return ValueTask.FromResult(_database.LastAppended);
+        }
+    }
+
+    private static List<KeyValuePair<byte[], byte[]>> ScanExclusive(Transaction tx, byte[]? low, byte[]? high, int limit)
+    {
+        // The tree scans [low, high]; one row more covers a row equal to the exclusive bound.
+        var rows = new List<KeyValuePair<byte[], byte[]>>();
+        tx.Scan(low is { Length: > 0 } ? low : null, high, limit + 1, rows);
+        if (high is not null)
+        {
+            rows.RemoveAll(r => r.Key.AsSpan().SequenceEqual(high));
+        }
+
+        if (rows.Count > limit)
+        {
+            rows.RemoveRange(limit, rows.Count - limit);
+        }
+
+        return rows;
+    }
+
+    private void ThrowIfFailing()
+    {
+        if (Interlocked.Exchange(ref _failNext, null) is { } e)
+        {
+            throw e;
+        }
+    }
+
+    private sealed class FakeTransaction : IInteractiveTransaction
+    {
+        private readonly FakeEngine _engine;
+        private readonly Transaction _tx;
+        private bool _done;
+
+        public FakeTransaction(FakeEngine engine, Hyder.Tree.IsolationLevel isolation)
+        {
+            _engine = engine;
+            Isolation = isolation;
+            lock (engine._lock)
+            {
+                _tx = engine._database.Begin(isolation, engine._pool);
+                SnapshotSequence = _tx.Snapshot.Sequence;
+            }
+        }
+
+        public long SnapshotSequence { get; }
+
+        public Hyder.Tree.IsolationLevel Isolation { get; }
+
+        public OperationResult Execute(Operation operation)
+        {
+            lock (_engine._lock)
+            {
+                if (_done)
+                {
+                    throw new EngineException(EngineErrorCode.FailedPrecondition, "the transaction has ended");
+                }
+
+                switch (operation.Kind)
+                {
+                    case OperationKind.Get:
+                        return _tx.TryGet(operation.Key, out var value) ? new OperationResult(true, value) : OperationResult.NotFound;
+                    case OperationKind.Put:
+                        _tx.Put(operation.Key, operation.Value ?? []);
+                        return OperationResult.Done;
+                    case OperationKind.Delete:
+                        return new OperationResult(_tx.Delete(operation.Key));
+                    case OperationKind.Scan:
+                        var limit = operation.Limit == 0 ? _engine.Limits.MaxScanRows : operation.Limit;
+                        return new OperationResult(true, Rows: ScanExclusive(_tx, operation.Key, operation.End, limit));
+                    default:
+                        throw new EngineException(EngineErrorCode.InvalidArgument, $"unknown operation {operation.Kind}");
+                }
+            }
+        }
+
+        public async ValueTask<TransactionOutcome> CommitAsync(CancellationToken cancellationToken = default)
+        {
+            lock (_engine._lock)
+            {
+                if (_done)
+                {
+                    throw new EngineException(EngineErrorCode.FailedPrecondition, "the transaction has ended");
+                }
+
+                if (!_tx.HasWrites)
+                {
+                    _done = true;
+                    _tx.Complete();
+                    return new TransactionOutcome(TransactionStatus.Committed, Hyder.Tree.Meld.AbortCause.None, null, 0, SnapshotSequence, []);
+                }
+            }
+
+            if (Interlocked.Increment(ref _engine._inFlight) > _engine.InFlightLimit)
+            {
+                Interlocked.Decrement(ref _engine._inFlight);
+                throw new EngineException(EngineErrorCode.ResourceExhausted, $"more than {_engine.InFlightLimit} transactions await their outcome");
+            }
+
+            try
+            {
+                if (_engine.CommitGate is { } gate)
+                {
+                    await gate.Task.WaitAsync(cancellationToken);
+                }
+
+                lock (_engine._lock)
+                {
+                    _done = true;
+                    if (_engine._abortNext > 0)
+                    {
+                        _engine._abortNext--;
+                        _tx.Dispose();
+                        Interlocked.Increment(ref _engine._aborted);
+                        return new TransactionOutcome(TransactionStatus.Aborted, _engine._abortCause, "injected by the test", 0, SnapshotSequence, []);
+                    }
+
+                    var outcome = _engine._database.Commit(_tx);
+                    var ordinal = _engine._database.LastAppended;
+                    if (outcome.Committed)
+                    {
+                        Interlocked.Increment(ref _engine._committed);
+                        return new TransactionOutcome(TransactionStatus.Committed, Hyder.Tree.Meld.AbortCause.None, null, ordinal, SnapshotSequence, []);
+                    }
+
+                    Interlocked.Increment(ref _engine._aborted);
+                    return new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, outcome.ToString(), ordinal, SnapshotSequence, []);
+                }
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _engine._inFlight);
+            }
+        }
+
+        public void Abort()
+        {
+            lock (_engine._lock)
+            {
+                _done = true;
+                _tx.Dispose();
+            }
+        }
+
+        public ValueTask DisposeAsync()
+        {
+            Abort();
+            return ValueTask.CompletedTask;
+        }
+    }
+}

@@ -1,0 +1,117 @@
+using System.Diagnostics;
+
+namespace Hyder.Client.Tests;
+
+/// <summary>
+/// Debian's grpcio (python3-grpcio, python3-protobuf, protobuf-compiler; <c>.ci/run</c> installs
+/// them). Finding them missing fails the interop tests with a message that says what to install:
+/// they never pass without running.
+/// </summary>
+internal sealed class PythonGrpc : IDisposable
+{
+    private static readonly TimeSpan s_toolTimeout = TimeSpan.FromSeconds(30);
+
+    private PythonGrpc(string interpreter, string pb2Directory)
+    {
+        Interpreter = interpreter;
+        Pb2Directory = pb2Directory;
+    }
+
+    /// <summary>Debian's python3 (where python3-grpcio installs), not whatever python3 is first on PATH; HYDER_PYTHON overrides.</summary>
+    public string Interpreter { get; }
+
+    /// <summary>Where hyder_pb2.py was generated.</summary>
+    public string Pb2Directory { get; }
+
+    public static string ScriptPath(string name) => Path.Combine(AppContext.BaseDirectory, "Interop", name);
+
+    /// <summary>Checks python3, grpc and protoc, and compiles hyder.proto for Python.</summary>
+    public static PythonGrpc Prepare()
+    {
+        var interpreter = Environment.GetEnvironmentVariable("HYDER_PYTHON") is { Length: > 0 } custom ? custom : "/usr/bin/python3";
+        const string install = "The gRPC interop tests need Debian's python3, python3-grpcio, python3-protobuf and protobuf-compiler: run `bash .ci/run` as root, or `apt-get install -y python3-grpcio python3-protobuf protobuf-compiler` (set HYDER_PYTHON to use another interpreter).";
+        if (!File.Exists(interpreter))
+        {
+            throw new InvalidOperationException($"{interpreter} is missing. {install}");
+        }
+
+        var (code, output) = Run(interpreter, ["-c", "import grpc, google.protobuf; print(grpc.__version__)"]);
+        if (code != 0)
+        {
+            throw new InvalidOperationException($"{interpreter} cannot import grpc and google.protobuf: {output.Trim()}. {install}");
+        }
+
+        var directory = Path.Combine(Path.GetTempPath(), $"hyder-client-py-{Environment.ProcessId}-{Guid.NewGuid():N}");
+        Directory.CreateDirectory(directory);
+        var protoDirectory = Path.Combine(AppContext.BaseDirectory, "Protos");
+        try
+        {
+            (code, output) = Run("protoc", [$"--proto_path={protoDirectory}", $"--python_out={directory}", Path.Combine(protoDirectory, "hyder.proto")]);
+        }
+        catch (System.ComponentModel.Win32Exception e)
+        {
+            Directory.Delete(directory, recursive: true);
+            throw new InvalidOperationException($"protoc is missing ({e.Message}). {install}", e);
+        }
+
+        if (code != 0)
+        {
+            Directory.Delete(directory, recursive: true);
+            throw new InvalidOperationException($"protoc failed: {output.Trim()}. {install}");
+        }
+
+        return new PythonGrpc(interpreter, directory);
+    }
+
+    /// <summary>Starts a Python script with the generated messages' directory as its first argument.</summary>
+    public Process Start(string script, params string[] arguments)
+    {
+        var info = new ProcessStartInfo(Interpreter)
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        info.ArgumentList.Add(ScriptPath(script));
+        info.ArgumentList.Add(Pb2Directory);
+        foreach (var a in arguments)
+        {
+            info.ArgumentList.Add(a);
+        }
+
+        return Process.Start(info) ?? throw new InvalidOperationException($"Could not start {Interpreter} {script}.");
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            Directory.Delete(Pb2Directory, recursive: true);
+        }
+        catch (IOException)
+        {
+            // A temporary directory left behind is harmless.
+        }
+    }
+
+    private static (int Code, string Output) Run(string file, string[] arguments)
+    {
+        var info = new ProcessStartInfo(file) { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        foreach (var a in arguments)
+        {
+            info.ArgumentList.Add(a);
+        }
+
+        using var process = Process.Start(info) ?? throw new InvalidOperationException($"Could not start {file}.");
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        if (!process.WaitForExit(s_toolTimeout))
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"{file} did not finish within {s_toolTimeout}.");
+        }
+
+        return (process.ExitCode, stdout.Result + stderr.Result);
+    }
+}

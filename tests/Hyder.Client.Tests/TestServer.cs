@@ -1,0 +1,38 @@
+using Hyder.Rpc;
+using Hyder.Server.Grpc;
+
+namespace Hyder.Client.Tests;
+
+/// <summary>A fake engine behind HyderService on a Hyder.Rpc server on 127.0.0.1 (a free port), and a client of it.</summary>
+internal sealed class TestServer : IAsyncDisposable
+{
+    private TestServer(FakeEngine engine, RpcServer server, HyderClient client)
+    {
+        Engine = engine;
+        Server = server;
+        Client = client;
+    }
+
+    public FakeEngine Engine { get; }
+
+    public RpcServer Server { get; }
+
+    public HyderClient Client { get; }
+
+    public static async Task<TestServer> StartAsync(FakeEngine? engine = null, Func<HyderClientSettings, HyderClientSettings>? configure = null)
+    {
+        engine ??= new FakeEngine();
+        var registry = HyderServiceBinding.Register(new RpcServiceRegistry(), new HyderService(engine));
+        var options = HyderServiceBinding.ApplyLimits(new RpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) }, engine.Limits);
+        using var startTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var server = await RpcServer.StartAsync(registry, options, startTimeout.Token);
+        var settings = new HyderClientSettings { Endpoint = server.Address, Timeout = TimeSpan.FromSeconds(10), RetryDelay = TimeSpan.FromMilliseconds(1), MaxRetryDelay = TimeSpan.FromMilliseconds(20) };
+        return new TestServer(engine, server, new HyderClient(configure is null ? settings : configure(settings)));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await Client.DisposeAsync();
+        await Server.DisposeAsync();
+    }
+}
