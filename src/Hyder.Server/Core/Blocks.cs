@@ -29,13 +29,14 @@ internal static class Blocks
     public static ReadOnlySpan<byte> ControlPayload(ReadOnlySpan<byte> block) => BlockFormat.ReadControl(block);
 
     /// <summary>A checkpoint of <paramref name="state"/> with the server's metadata.</summary>
-    public static EncodedCheckpoint EncodeCheckpoint(DatabaseState state, byte[] metadata, int blockSize) =>
+    public static EncodedIntention EncodeCheckpoint(DatabaseState state, byte[] metadata, int blockSize) =>
         CheckpointEncoder.Encode(state, metadata, blockSize);
 
     /// <summary>Loads the checkpoint whose final block is <paramref name="final"/>, reading its parts and persistent nodes from the log.</summary>
     public static (Node? Root, byte[] Metadata) LoadCheckpoint(byte[] final, LogNodeSource source)
     {
-        var parts = source.ReadParts(CheckpointDecoder.ReadHeader(final).PartPositions);
+        BlockAssembly.OpenFinal(final, BlockKind.Checkpoint, "checkpoint", out _, out var positions);
+        var parts = source.ReadParts(positions);
         var root = CheckpointDecoder.Load(final, parts, source, new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity), out var metadata);
         return (root, metadata);
     }

@@ -110,6 +110,7 @@ public sealed class PipelineBarrier
 {
     private readonly Database _database;
     private readonly long[] _premeld;
+    private readonly int[] _premeldSet;
     private readonly TaskCompletionSource<StageSequences> _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _final;
     private long _group;
@@ -121,6 +122,7 @@ public sealed class PipelineBarrier
         _database = database;
         Ordinal = ordinal;
         _premeld = new long[premeldThreads];
+        _premeldSet = new int[premeldThreads];
         _remaining = 1 + premeldThreads + (grouping ? 1 : 0);
     }
 
@@ -147,8 +149,12 @@ public sealed class PipelineBarrier
 
     internal void SetPremeld(int lane, long next)
     {
-        _premeld[lane] = next;
-        Arrive();
+        // The lane and the submitter may both see the lane done; the first report counts (both read the same, stable counter).
+        if (Interlocked.Exchange(ref _premeldSet[lane], 1) == 0)
+        {
+            _premeld[lane] = next;
+            Arrive();
+        }
     }
 
     internal void SetGroup(long next)

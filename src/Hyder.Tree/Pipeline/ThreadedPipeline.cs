@@ -64,6 +64,7 @@ public sealed class ThreadedPipeline : IDisposable
     private long _lastMelded;
     private long _barrier;
     private PipelineBarrier? _capture;
+    private readonly long[] _laneDone;
     private long _end = long.MaxValue;
     private volatile bool _stopping;
     private ExceptionDispatchInfo? _failure;
@@ -144,6 +145,7 @@ public sealed class ThreadedPipeline : IDisposable
         _schedule = new PremeldSchedule(premeldThreads, distance, database.LastAppended);
         _lastSubmitted = _lastMelded = _barrier = _schedule.Start;
         _premeld = new MeldOperator[premeldThreads];
+        _laneDone = new long[premeldThreads];
         var lanes = Math.Max(premeldThreads, 1);
         _inputs = new Intention?[lanes][];
         _inputDecided = new MeldOutcome[lanes][];
@@ -290,16 +292,20 @@ public sealed class ThreadedPipeline : IDisposable
         var b = ordinal;
         var capture = new PipelineBarrier(_database, b, _premeld.Length, _grouping);
         var t = _premeld.Length;
+        Volatile.Write(ref _capture, capture);
+        Interlocked.MemoryBarrier();
         for (var lane = 0; lane < t; lane++)
         {
-            if (LastOfLaneUpTo(lane, b) <= _schedule.Start)
+            // A lane that premelds nothing up to the barrier, or already finished its last
+            // ordinal before it, waits for one after it (not submitted yet): its counter is
+            // stable. Otherwise the lane reports when it gets there (whichever is first counts).
+            var last = LastOfLaneUpTo(lane, b);
+            if (last <= _schedule.Start || Volatile.Read(ref _laneDone[lane]) >= last)
             {
-                // The lane premelds nothing up to the barrier: its counter is where it started.
                 capture.SetPremeld(lane, _premeld[lane].NextEphemeralSequence);
             }
         }
 
-        Volatile.Write(ref _capture, capture);
         Volatile.Write(ref _barrier, b);
         Put(ordinal, null, new MeldOutcome { Committed = true });
         return capture;
@@ -439,6 +445,8 @@ public sealed class ThreadedPipeline : IDisposable
             _results[r] = result;
             _premeldAborts[r] = abort;
             Volatile.Write(ref _resultOrdinals[r], v);
+            Volatile.Write(ref _laneDone[lane], v);
+            Interlocked.MemoryBarrier();
             if (Volatile.Read(ref _capture) is { } capture && v <= capture.Ordinal && v + t > capture.Ordinal)
             {
                 capture.SetPremeld(lane, op.NextEphemeralSequence);
