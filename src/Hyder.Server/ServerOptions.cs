@@ -46,6 +46,9 @@ public sealed class ServerOptions
     /// <summary>Start from the latest checkpoint in the log (false: replay the whole log).</summary>
     public bool RecoverFromCheckpoint { get; set; } = true;
 
+    /// <summary>Tests: called on the final-meld thread after each ordinal, from the first one on.</summary>
+    internal Action<long, Tree.Meld.MeldOutcome, Tree.DatabaseState>? MeldedHook { get; set; }
+
     /// <summary>Test hook: called before each pipeline stage step (delay injection).</summary>
     public Action<PipelineStage, long>? StageDelay { get; set; }
 }

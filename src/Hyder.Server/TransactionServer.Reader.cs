@@ -317,14 +317,16 @@ public sealed partial class TransactionServer
         var spin = default(SpinWait);
         while (true)
         {
-            // Newest first: a state added between the lookup and this read must not look missing.
-            var newest = _window.Newest;
+            // Progress first: a state added between the lookup and this read must not look
+            // missing. Once final meld has passed s, the state of sequence s exists or never will
+            // (s was not a committed ordinal here, nor on any server computing the same states).
+            var melded = _pipeline.LastMelded;
             if ((snapshot = _window.TryPin(s)) is not null)
             {
                 break;
             }
 
-            if (newest >= s || _stop.IsCancellationRequested)
+            if (melded >= s || _stop.IsCancellationRequested)
             {
                 job.IsDecided = true;
                 job.Decision = Job.Abort(AbortCause.Rejected, $"intention #{job.Ordinal} names snapshot #{s}, which is not a committed state");

@@ -76,6 +76,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _lastBarrier = lastBarrier;
         _nextPosition = readFrom;
         _metrics = new ServerMetrics(this);
+        MeldedHook = options.MeldedHook;
         _pipeline = new ThreadedPipeline(db, settings.Pipeline, new PipelineRuntime
         {
             Window = options.PipelineWindow,

@@ -161,6 +161,37 @@ public sealed class ServerClusterTests
         Assert.Equal(0, cluster.Servers[0].Metrics.AbortsOf(AbortCause.Rejected));
     }
 
+    /// <summary>
+    /// A server that joins late, with nothing but the log (no checkpoint), replays every intention
+    /// its peers ran — decoding what they ran locally, with premeld and group meld on — and makes
+    /// the same decision for every ordinal. (A log cannot be replayed under other pipeline
+    /// settings: intentions name ephemeral nodes, whose ids depend on t, d and group meld.)
+    /// </summary>
+    [Fact]
+    public async Task ALateServerReplayingTheLogMakesTheSameDecisions()
+    {
+        var settings = new ClusterSettings { PremeldThreads = 2, Distance = 1, GroupMeld = true, BlockSize = 1024 };
+        await using var cluster = await TestCluster.StartAsync(2, settings);
+        var live = new ConcurrentDictionary<long, string>();
+        cluster.Servers[0].MeldedHook = (v, o, s) => live[v] = $"{(o.Committed ? "commit" : o.Cause)} #{s.Sequence}";
+        await Workload(cluster, clients: 4, transactions: 40);
+        await cluster.QuiesceAsync();
+
+        var replayed = new ConcurrentDictionary<long, string>();
+        await cluster.AddServerAsync(o =>
+        {
+            o.RecoverFromCheckpoint = false;
+            o.MeldedHook = (v, o, s) => replayed[v] = $"{(o.Committed ? "commit" : o.Cause)} #{s.Sequence}";
+        });
+        var hashes = await cluster.QuiesceAsync();
+        Assert.All(hashes, h => Assert.Equal(hashes[0], h));
+        Assert.Equal(live.Count, replayed.Count);
+        foreach (var (v, decision) in live)
+        {
+            Assert.True(replayed.TryGetValue(v, out var r) && r == decision, $"#{v}: {decision} | {r}");
+        }
+    }
+
     [Fact]
     public async Task AServerWithOtherSettingsRefusesToStart()
     {
