@@ -13,7 +13,7 @@ namespace Hyder.Server;
 /// <summary>The log side: reading blocks in order, numbering intentions, deserializing, submitting.</summary>
 public sealed partial class TransactionServer
 {
-    private const int MaxStashedParts = 1 << 16;
+    private const int MaxStashedParts = 1 << 12;
 
     private readonly BlockingCollection<Job> _submitQueue = new(4096);
     private readonly Dictionary<long, byte[]> _parts = [];
@@ -174,6 +174,10 @@ public sealed partial class TransactionServer
         {
             job.Local = local;
             job.Intention = local.Intention;
+            foreach (var part in header.PartPositions)
+            {
+                _parts.Remove(part);
+            }
         }
         else
         {
