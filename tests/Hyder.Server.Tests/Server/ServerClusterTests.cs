@@ -88,23 +88,35 @@ public sealed class ServerClusterTests
     public async Task RandomDelaysBetweenStagesChangeNoDecisionAndNoByte()
     {
         var settings = new ClusterSettings { PremeldThreads = 2, Distance = 1, GroupMeld = true, BlockSize = 1024 };
-        await using var cluster = await TestCluster.StartAsync(1, settings);
-        await cluster.AddServerAsync(o => o.StageDelay = (stage, v) =>
+        var seen = new[] { new ConcurrentDictionary<long, string>(), new ConcurrentDictionary<long, string>() };
+        void Record(int server, long v, MeldOutcome o, DatabaseState s) =>
+            seen[server][v] = $"{(o.Committed ? "commit" : o.Cause)}, state #{s.Sequence} {TreeInspector.StateHash(s.Root):X}";
+
+        await using var cluster = await TestCluster.StartAsync(1, settings, o => o.MeldedHook = (v, m, s) => Record(0, v, m, s));
+        await cluster.AddServerAsync(o =>
         {
-            var h = (uint)HashCode.Combine(stage, v);
-            if (h % 7 == 0)
+            o.MeldedHook = (v, m, s) => Record(1, v, m, s);
+            o.StageDelay = (stage, v) =>
             {
-                Thread.Sleep(1);
-            }
-            else
-            {
-                Thread.SpinWait((int)(h % 3000));
-            }
+                var h = (uint)HashCode.Combine(stage, v);
+                if (h % 7 == 0)
+                {
+                    Thread.Sleep(1);
+                }
+                else
+                {
+                    Thread.SpinWait((int)(h % 3000));
+                }
+            };
         });
-        await Workload(cluster, clients: 4, transactions: 80);
+        await Workload(cluster, clients: 4, transactions: 60);
         var hashes = await cluster.QuiesceAsync();
         Assert.Equal(hashes[0], hashes[1]);
-        Assert.Equal(cluster.Servers[0].Metrics.Commits, cluster.Servers[1].Metrics.Commits);
+        Assert.Equal(seen[0].Count, seen[1].Count);
+        foreach (var (v, first) in seen[0])
+        {
+            Assert.True(seen[1].TryGetValue(v, out var second) && second == first, $"#{v}: {first} | {second}");
+        }
     }
 
     [Fact]
