@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text.Json;
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Client.Tests;
@@ -14,7 +15,7 @@ public sealed class PythonClientRun : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        using var python = PythonGrpc.Prepare();
+        using var python = PythonGrpc.Prepare("hyder.proto");
         _server = await TestServer.StartAsync();
         using var process = python.Start("python_client.py", _server.Server.Port.ToString(CultureInfo.InvariantCulture));
         process.StandardInput.Close();

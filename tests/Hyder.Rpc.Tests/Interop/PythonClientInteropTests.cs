@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Text.Json;
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Rpc.Tests;
@@ -16,7 +17,7 @@ public sealed class PythonClientRun : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        using var python = PythonGrpc.Prepare();
+        using var python = PythonGrpc.Prepare("echo.proto");
         _server = await TestServer.StartAsync();
         using var process = python.Start("python_client.py", _server.Server.Port.ToString(System.Globalization.CultureInfo.InvariantCulture));
         process.StandardInput.Close();

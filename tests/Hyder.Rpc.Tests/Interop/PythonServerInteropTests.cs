@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Google.Protobuf;
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Rpc.Tests;
@@ -14,7 +15,7 @@ public sealed class PythonServer : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        _python = PythonGrpc.Prepare();
+        _python = PythonGrpc.Prepare("echo.proto");
         _process = _python.Start("python_server.py", "60");
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
         var line = await _process.StandardOutput.ReadLineAsync(timeout.Token);

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 
-namespace Hyder.Rpc.Tests;
+namespace Hyder.Testing;
 
 /// <summary>
 /// Debian's grpcio (python3-grpcio, python3-protobuf, protobuf-compiler; <c>.ci/run</c> installs
@@ -20,13 +20,16 @@ internal sealed class PythonGrpc : IDisposable
     /// <summary>Debian's python3 (where python3-grpcio installs), not whatever python3 is first on PATH; HYDER_PYTHON overrides.</summary>
     public string Interpreter { get; }
 
-    /// <summary>Where echo_pb2.py was generated.</summary>
+    /// <summary>Where the proto's *_pb2.py was generated.</summary>
     public string Pb2Directory { get; }
 
     public static string ScriptPath(string name) => Path.Combine(AppContext.BaseDirectory, "Interop", name);
 
-    /// <summary>Checks python3, grpc and protoc, and compiles echo.proto for Python.</summary>
-    public static PythonGrpc Prepare()
+    /// <summary>
+    /// Checks python3, grpc and protoc, and compiles <paramref name="protoFile"/> (in the test's
+    /// Protos folder) for Python. Shared by the interop tests of Hyder.Rpc and of the Hyder API.
+    /// </summary>
+    public static PythonGrpc Prepare(string protoFile)
     {
         var interpreter = Environment.GetEnvironmentVariable("HYDER_PYTHON") is { Length: > 0 } custom ? custom : "/usr/bin/python3";
         const string install = "The gRPC interop tests need Debian's python3, python3-grpcio, python3-protobuf and protobuf-compiler: run `bash .ci/run` as root, or `apt-get install -y python3-grpcio python3-protobuf protobuf-compiler` (set HYDER_PYTHON to use another interpreter).";
@@ -41,12 +44,12 @@ internal sealed class PythonGrpc : IDisposable
             throw new InvalidOperationException($"{interpreter} cannot import grpc and google.protobuf: {output.Trim()}. {install}");
         }
 
-        var directory = Path.Combine(Path.GetTempPath(), $"hyder-rpc-py-{Environment.ProcessId}-{Guid.NewGuid():N}");
+        var directory = Path.Combine(Path.GetTempPath(), $"hyder-py-{Path.GetFileNameWithoutExtension(protoFile)}-{Environment.ProcessId}-{Guid.NewGuid():N}");
         Directory.CreateDirectory(directory);
         var protoDirectory = Path.Combine(AppContext.BaseDirectory, "Protos");
         try
         {
-            (code, output) = Run("protoc", [$"--proto_path={protoDirectory}", $"--python_out={directory}", Path.Combine(protoDirectory, "echo.proto")]);
+            (code, output) = Run("protoc", [$"--proto_path={protoDirectory}", $"--python_out={directory}", Path.Combine(protoDirectory, protoFile)]);
         }
         catch (System.ComponentModel.Win32Exception e)
         {
