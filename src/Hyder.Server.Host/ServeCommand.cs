@@ -145,6 +145,12 @@ internal static class ServeCommand
             await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
             return BadConfiguration;
         }
+        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or Hyder.Log.SharedLogException or TimeoutException)
+        {
+            // A port in use, an unreachable log: the message says it; a stack trace would not help.
+            await Console.Error.WriteLineAsync($"hyder-server: could not start: {e.Message}").ConfigureAwait(false);
+            return 1;
+        }
 
         return 0;
     }

@@ -33,7 +33,13 @@ public sealed class ClusterTests(ITestOutputHelper output)
         var clients = cluster.Addresses.SelectMany(a => new[] { InProcessCluster.Client(a), InProcessCluster.Client(a) }).ToArray();
         try
         {
-            await clients[0].ExecuteAsync(IsolationLevel.Serializable, Enumerable.Range(0, Accounts).Select(i => HyderOperation.Put(Account(i), Amount(Opening))));
+            var opened = await clients[0].ExecuteAsync(IsolationLevel.Serializable, Enumerable.Range(0, Accounts).Select(i => HyderOperation.Put(Account(i), Amount(Opening))));
+
+            // A server's snapshot may lag the log: every server melds the opening before transfers begin.
+            foreach (var client in clients)
+            {
+                await client.GetStateHashAsync(opened.Ordinal);
+            }
 
             const int transfersPerClient = 40;
             var attempts = 0;
