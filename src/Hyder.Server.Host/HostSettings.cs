@@ -1,0 +1,296 @@
+using System.Globalization;
+using System.Net;
+using Hyder.Log.Storage;
+using Hyder.Server.Cluster;
+using Hyder.Server.Engine;
+using Microsoft.Extensions.Configuration;
+
+namespace Hyder.Server.Host;
+
+/// <summary>The configuration keys, as appsettings.json and HYDER_ environment variables name them.</summary>
+internal static class SettingKeys
+{
+    public const string ServerId = "ServerId";
+    public const string Listen = "Listen";
+    public const string TlsCertificate = "Tls:Certificate";
+    public const string TlsPassword = "Tls:Password";
+    public const string Embedded = "Log:Embedded";
+    public const string Data = "Log:Data";
+    public const string Log = "Log:ProjectionStore";
+    public const string Fsync = "Log:Fsync";
+    public const string PremeldThreads = "Cluster:PremeldThreads";
+    public const string Distance = "Cluster:Distance";
+    public const string GroupMeld = "Cluster:GroupMeld";
+    public const string BlockSize = "Cluster:BlockSize";
+    public const string StateWindow = "Cluster:StateWindow";
+    public const string MaxInFlight = "MaxInFlight";
+    public const string CheckpointEvery = "CheckpointEvery";
+    public const string MaxKeyBytes = "Limits:MaxKeyBytes";
+    public const string MaxValueBytes = "Limits:MaxValueBytes";
+    public const string MaxOperations = "Limits:MaxOperations";
+    public const string MaxScanRows = "Limits:MaxScanRows";
+    public const string MaxMessageBytes = "Limits:MaxMessageBytes";
+    public const string BroadcastListen = "Broadcast:Listen";
+    public const string Peers = "Broadcast:Peers";
+    public const string ClusterId = "Broadcast:ClusterId";
+
+    /// <summary>The command-line option of a key, for messages.</summary>
+    public static string OptionOf(string key) => key switch
+    {
+        ServerId => "--server-id",
+        Listen => "--listen",
+        TlsCertificate => "--tls-certificate",
+        TlsPassword => "--tls-password",
+        Embedded => "--embedded",
+        Data => "--data",
+        Log => "--log",
+        Fsync => "--fsync",
+        PremeldThreads => "--premeld-threads",
+        Distance => "--distance",
+        GroupMeld => "--group-meld",
+        BlockSize => "--block-size",
+        StateWindow => "--state-window",
+        MaxInFlight => "--max-in-flight",
+        CheckpointEvery => "--checkpoint-every",
+        MaxKeyBytes => "--max-key-bytes",
+        MaxValueBytes => "--max-value-bytes",
+        MaxOperations => "--max-operations",
+        MaxScanRows => "--max-scan-rows",
+        MaxMessageBytes => "--max-message-bytes",
+        BroadcastListen => "--broadcast-listen",
+        Peers => "--peer",
+        ClusterId => "--cluster-id",
+        _ => key,
+    };
+}
+
+/// <summary>Configuration the host cannot run with; the message names the option and its key.</summary>
+internal sealed class HostConfigurationException(string message) : Exception(message);
+
+/// <summary>Everything the host runs, read and checked from configuration.</summary>
+internal sealed class HostSettings
+{
+    public const string DefaultListen = "http://127.0.0.1:7400";
+
+    public required ServerOptions Server { get; init; }
+
+    /// <summary>The gRPC endpoint.</summary>
+    public required IPEndPoint Listen { get; init; }
+
+    /// <summary>https with this PKCS#12 file; null: cleartext HTTP/2.</summary>
+    public string? TlsCertificate { get; init; }
+
+    public string? TlsPassword { get; init; }
+
+    /// <summary>The log runs in this process.</summary>
+    public bool Embedded { get; init; }
+
+    /// <summary>The embedded log's directory; null: a temporary one, removed on exit.</summary>
+    public string? DataDirectory { get; init; }
+
+    public FsyncPolicy Fsync { get; init; }
+
+    /// <summary>The remote log's projection store (file:, etcd: or tcp:).</summary>
+    public string? ProjectionStore { get; init; }
+
+    /// <summary>Where broadcast accepts peers; null with no peers: broadcast off.</summary>
+    public IPEndPoint? BroadcastListen { get; init; }
+
+    public IReadOnlyList<IPEndPoint> Peers { get; init; } = [];
+
+    public string ClusterId { get; init; } = "hyder";
+
+    public bool Broadcast => BroadcastListen is not null || Peers.Count > 0;
+
+    /// <summary>Reads and checks every setting; throws <see cref="HostConfigurationException"/> naming the first bad one.</summary>
+    public static HostSettings Read(IConfiguration c)
+    {
+        var embedded = Bool(c, SettingKeys.Embedded, false);
+        var store = Text(c, SettingKeys.Log);
+        var data = Text(c, SettingKeys.Data);
+        if (embedded == (store is not null))
+        {
+            throw embedded
+                ? Bad(SettingKeys.Log, "choose one log: --embedded runs it in this process, --log names a remote one, not both.")
+                : Bad(SettingKeys.Embedded, "no log configured: give --embedded (optionally with --data DIR) or --log file:DIR|etcd:URL|tcp:HOST:PORT.");
+        }
+
+        if (data is not null && !embedded)
+        {
+            throw Bad(SettingKeys.Data, "--data is the embedded log's directory; a remote log (--log) keeps its data in its own hosts.");
+        }
+
+        var fsync = Text(c, SettingKeys.Fsync) ?? "group";
+        if (fsync is not ("group" or "none"))
+        {
+            throw Bad(SettingKeys.Fsync, $"'{fsync}' is not a policy: group or none.");
+        }
+
+        var cluster = new ClusterSettings
+        {
+            PremeldThreads = Int(c, SettingKeys.PremeldThreads, 0, 0, 253),
+            Distance = Int(c, SettingKeys.Distance, 0, 0, int.MaxValue),
+            GroupMeld = Bool(c, SettingKeys.GroupMeld, false),
+            BlockSize = Int(c, SettingKeys.BlockSize, 8192, 256, 1 << 20),
+            StateWindow = Int(c, SettingKeys.StateWindow, 1 << 14, 16, int.MaxValue),
+        };
+        var defaults = new EngineLimits();
+        var limits = new EngineLimits
+        {
+            MaxKeyBytes = Int(c, SettingKeys.MaxKeyBytes, defaults.MaxKeyBytes, 1, int.MaxValue),
+            MaxValueBytes = Int(c, SettingKeys.MaxValueBytes, defaults.MaxValueBytes, 0, int.MaxValue),
+            MaxOperations = Int(c, SettingKeys.MaxOperations, defaults.MaxOperations, 1, int.MaxValue),
+            MaxScanRows = Int(c, SettingKeys.MaxScanRows, defaults.MaxScanRows, 1, int.MaxValue),
+            MaxMessageBytes = Int(c, SettingKeys.MaxMessageBytes, defaults.MaxMessageBytes, 1024, int.MaxValue),
+        };
+        var serverId = Text(c, SettingKeys.ServerId) ?? "server-1";
+        if (System.Text.Encoding.UTF8.GetByteCount(serverId) > 255)
+        {
+            throw Bad(SettingKeys.ServerId, "at most 255 UTF-8 bytes.");
+        }
+
+        var options = new ServerOptions
+        {
+            ServerId = serverId,
+            Cluster = cluster,
+            Limits = limits,
+            MaxInFlight = Int(c, SettingKeys.MaxInFlight, 512, 1, 1 << 20),
+            CheckpointEvery = Int(c, SettingKeys.CheckpointEvery, 0, 0, int.MaxValue),
+        };
+
+        var (listen, https) = Address(c);
+        var certificate = Text(c, SettingKeys.TlsCertificate);
+        if (https && certificate is null)
+        {
+            throw Bad(SettingKeys.TlsCertificate, "an https --listen address needs a certificate (--tls-certificate FILE.pfx).");
+        }
+
+        if (!https && certificate is not null)
+        {
+            throw Bad(SettingKeys.Listen, "a --tls-certificate is given but the address is http://; use https://HOST:PORT.");
+        }
+
+        if (certificate is not null && !File.Exists(certificate))
+        {
+            throw Bad(SettingKeys.TlsCertificate, $"{Path.GetFullPath(certificate)} does not exist.");
+        }
+
+        var broadcastListen = Text(c, SettingKeys.BroadcastListen) is { } b ? EndPoint(SettingKeys.BroadcastListen, b) : null;
+        var peers = PeerList(c);
+        var clusterId = Text(c, SettingKeys.ClusterId) ?? "hyder";
+        if (System.Text.Encoding.UTF8.GetByteCount(clusterId) > 255)
+        {
+            throw Bad(SettingKeys.ClusterId, "at most 255 UTF-8 bytes.");
+        }
+
+        return new HostSettings
+        {
+            Server = options,
+            Listen = listen,
+            TlsCertificate = certificate,
+            TlsPassword = Text(c, SettingKeys.TlsPassword),
+            Embedded = embedded,
+            DataDirectory = data is null ? null : Path.GetFullPath(data),
+            Fsync = fsync == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
+            ProjectionStore = store,
+            BroadcastListen = broadcastListen ?? (peers.Count > 0 ? new IPEndPoint(IPAddress.Loopback, 0) : null),
+            Peers = peers,
+            ClusterId = clusterId,
+        };
+    }
+
+    private static HostConfigurationException Bad(string key, string message) =>
+        new($"{SettingKeys.OptionOf(key)} ({key}): {message}");
+
+    private static string? Text(IConfiguration c, string key) => c[key] is { Length: > 0 } v ? v.Trim() : null;
+
+    private static int Int(IConfiguration c, string key, int fallback, int min, int max)
+    {
+        if (Text(c, key) is not { } text)
+        {
+            return fallback;
+        }
+
+        if (!int.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture, out var value))
+        {
+            throw Bad(key, $"'{text}' is not a whole number.");
+        }
+
+        if (value < min || value > max)
+        {
+            throw Bad(key, max == int.MaxValue ? $"{value} is below the least allowed, {min}." : $"{value} is outside {min}..{max}.");
+        }
+
+        return value;
+    }
+
+    private static bool Bool(IConfiguration c, string key, bool fallback)
+    {
+        if (Text(c, key) is not { } text)
+        {
+            return fallback;
+        }
+
+        return bool.TryParse(text, out var value) ? value : throw Bad(key, $"'{text}' is not true or false.");
+    }
+
+    private static (IPEndPoint EndPoint, bool Https) Address(IConfiguration c)
+    {
+        var text = Text(c, SettingKeys.Listen) ?? DefaultListen;
+        if (!Uri.TryCreate(text, UriKind.Absolute, out var uri) || uri.Scheme is not ("http" or "https")
+            || uri.AbsolutePath != "/" || uri.IsDefaultPort && !text.Contains(":" + uri.Port.ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal))
+        {
+            throw Bad(SettingKeys.Listen, $"'{text}' is not an address like http://127.0.0.1:7400 (scheme, IP address and port).");
+        }
+
+        var host = uri.Host.Trim('[', ']');
+        IPAddress address;
+        if (host == "localhost")
+        {
+            address = IPAddress.Loopback;
+        }
+        else if (!IPAddress.TryParse(host, out address!))
+        {
+            throw Bad(SettingKeys.Listen, $"'{uri.Host}' is not an IP address (use 0.0.0.0 to listen on every interface).");
+        }
+
+        return (new IPEndPoint(address, uri.Port), uri.Scheme == "https");
+    }
+
+    private static IPEndPoint EndPoint(string key, string text)
+    {
+        if (IPEndPoint.TryParse(text, out var endPoint) && text.Contains(':', StringComparison.Ordinal))
+        {
+            return endPoint;
+        }
+
+        var colon = text.LastIndexOf(':');
+        if (colon > 0 && text[..colon] == "localhost" && int.TryParse(text[(colon + 1)..], CultureInfo.InvariantCulture, out var port) && port is >= 0 and <= 65535)
+        {
+            return new IPEndPoint(IPAddress.Loopback, port);
+        }
+
+        throw Bad(key, $"'{text}' is not an endpoint like 10.0.0.2:7401.");
+    }
+
+    private static List<IPEndPoint> PeerList(IConfiguration c)
+    {
+        var section = c.GetSection(SettingKeys.Peers);
+        var texts = section.Value is { Length: > 0 } joined
+            ? joined.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
+            : section.GetChildren().Select(s => s.Value?.Trim()).OfType<string>().Where(s => s.Length > 0).ToArray();
+        var peers = new List<IPEndPoint>(texts.Length);
+        foreach (var text in texts)
+        {
+            var peer = EndPoint(SettingKeys.Peers, text);
+            if (peer.Port == 0)
+            {
+                throw Bad(SettingKeys.Peers, $"'{text}' has no port.");
+            }
+
+            peers.Add(peer);
+        }
+
+        return peers;
+    }
+}
