@@ -1,0 +1,69 @@
+using System.Globalization;
+using System.Text.RegularExpressions;
+
+namespace Hyder.Benchmarks.Server;
+
+/// <summary>
+/// CPU time of this process's threads grouped by name (Linux <c>/proc/self/task</c>): the pipeline
+/// names its stage threads (<c>final-meld</c>, <c>premeld-N</c>, <c>group-meld</c>), the server
+/// its <c>deserialize-N</c> and <c>submit</c> threads; executors, the log client and the log
+/// reader run on thread-pool workers.
+/// </summary>
+internal static partial class ThreadTimes
+{
+    // USER_HZ: 100 on every Linux the runtime supports.
+    private const double TicksPerSecond = 100;
+
+    /// <summary>Seconds of CPU per thread group; empty where /proc is not available.</summary>
+    public static Dictionary<string, double> Capture()
+    {
+        var result = new Dictionary<string, double>(StringComparer.Ordinal);
+        if (!OperatingSystem.IsLinux() || !Directory.Exists("/proc/self/task"))
+        {
+            return result;
+        }
+
+        foreach (var dir in Directory.EnumerateDirectories("/proc/self/task"))
+        {
+            try
+            {
+                var stat = File.ReadAllText(Path.Combine(dir, "stat"));
+                var open = stat.IndexOf('(', StringComparison.Ordinal);
+                var close = stat.LastIndexOf(')');
+                var name = Group(stat[(open + 1)..close]);
+                var fields = stat[(close + 2)..].Split(' ');
+
+                // After "(comm) ": state is field 3, utime field 14, stime field 15.
+                var ticks = long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
+                result[name] = result.GetValueOrDefault(name) + (ticks / TicksPerSecond);
+            }
+            catch (IOException)
+            {
+                // The thread exited while we read it.
+            }
+        }
+
+        return result;
+    }
+
+    /// <summary>The difference of two captures, per group (threads that exited in between are lost).</summary>
+    public static Dictionary<string, double> Delta(Dictionary<string, double> before, Dictionary<string, double> after)
+    {
+        var d = new Dictionary<string, double>(StringComparer.Ordinal);
+        foreach (var (name, seconds) in after)
+        {
+            d[name] = Math.Max(0, seconds - before.GetValueOrDefault(name));
+        }
+
+        return d;
+    }
+
+    private static string Group(string comm) => comm switch
+    {
+        ".NET TP Worker" or ".NET ThreadPool" or ".NET Long Runni" => "thread pool (executors, log, reader)",
+        _ => TrailingNumber().Replace(comm, string.Empty),
+    };
+
+    [GeneratedRegex("-[0-9]+$")]
+    private static partial Regex TrailingNumber();
+}
