@@ -3,6 +3,7 @@ using System.Globalization;
 using Hyder.Benchmarks.Meld;
 using Hyder.Server.Cluster;
 using Hyder.Tree;
+using Hyder.Tree.Pipeline;
 
 namespace Hyder.Benchmarks.Server;
 
@@ -42,6 +43,10 @@ public static class ServerReport
             new("premeld t=2 d=2", new ClusterSettings { PremeldThreads = 2, Distance = 2 }, IsolationLevel.Serializable),
             new("premeld t=2 d=2 + group meld", new ClusterSettings { PremeldThreads = 2, Distance = 2, GroupMeld = true }, IsolationLevel.Serializable),
             new("snapshot isolation, final meld only", new ClusterSettings(), IsolationLevel.SnapshotIsolation),
+
+            // A diagnostic: final meld only as above, but its thread spins, then yields, unpinned —
+            // the policy the other serializable rows resolve to on 2 cores.
+            new("final meld only, spin then yield", new ClusterSettings(), IsolationLevel.Serializable, new PipelineThreading { Spin = SpinPolicy.SpinThenYield, PinToCores = false }),
         };
 
         var machine = MachineInfo.Capture();

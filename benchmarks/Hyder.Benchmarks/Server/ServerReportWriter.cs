@@ -61,7 +61,7 @@ internal static class ServerReportWriter
     {
         var b = rows[0];
         var best = rows.Where(r => r.Config.Isolation == Hyder.Tree.IsolationLevel.Serializable).MaxBy(r => r.CommittedPerSecond)!;
-        var si = rows[^1];
+        var si = rows.First(r => r.Config.Isolation == Hyder.Tree.IsolationLevel.SnapshotIsolation);
         var pool = "thread pool (executors, log, reader)";
         sb.Append("## Analysis\n\n");
         sb.Append(s_inv, $"**What this machine reaches.** Serializable, the best configuration here is *{best.Config.Name}* at {best.CommittedPerSecond:N0} committed txn/s ({best.CommittedPerSecond / b.CommittedPerSecond:F2}x final meld only, {b.CommittedPerSecond:N0}); snapshot isolation with final meld only reaches {si.CommittedPerSecond:N0} ({si.CommittedPerSecond / b.CommittedPerSecond:F1}x serializable; Hyder II: about 2.5x). Hyder II reached 15K (final meld only), 23.5K (group meld) and 45.3K (premeld) committed txn/s with 2-10 servers of 16 cores each; this is one server on 2 cores shared with the log, the clients and, during this run, other processes on the machine (see the load average).\n\n");
@@ -72,7 +72,13 @@ internal static class ServerReportWriter
         if (pre is not null && grp is not null)
         {
             sb.Append(s_inv, $"**Premeld and group meld.** Nodes visited behave as in the paper and in pipeline.md: premeld cuts final meld's nodes per commit {b.FinalNodesPerCommit / pre.FinalNodesPerCommit:F1}x ({pre.FinalNodesPerCommit:F0} against {b.FinalNodesPerCommit:F0}; the paper: 8-10x at zones of 10K-30K, pipeline.md: 6.1x for t = 2, d = 1 at a zone of 2,000) and the zone final meld sees from {pre.TransactionZone:F0} to {pre.FinalZone:F1}, while the premeld threads visit {pre.PremeldNodesPerTxn:F0} nodes per transaction in parallel; group meld leaves the zone alone and changes final meld's nodes per commit {b.FinalNodesPerCommit / grp.FinalNodesPerCommit:F2}x. The conflict zones here are short (tens of intentions, against thousands in pipeline.md and in Hyder II) because throughput is low, so there is little for premeld to take off final meld. ");
-            sb.Append(s_inv, $"The throughput differences between the serializable configurations ({grp.CommittedPerSecond / b.CommittedPerSecond:F2}x for group meld, {pre.CommittedPerSecond / b.CommittedPerSecond:F2}x for premeld) therefore do not come from meld work. The one thing that differs besides the meld is the threading policy (the threading column): final meld alone resolves to a pinned thread that spins on its core, while with more stage threads than cores every stage spins, then yields; this run does not isolate that effect, and with the machine shared by other processes the differences between serializable rows should be read as within noise unless they repeat.\n\n");
+            sb.Append(s_inv, $"The throughput differences between the serializable configurations ({grp.CommittedPerSecond / b.CommittedPerSecond:F2}x for group meld, {pre.CommittedPerSecond / b.CommittedPerSecond:F2}x for premeld) therefore do not come from meld work.");
+            if (rows.FirstOrDefault(r => r.Config.Threading is not null) is { } yielding)
+            {
+                sb.Append(s_inv, $" Besides the meld, what differs is the threading policy (the threading column): final meld alone resolves to a pinned thread that spins on its core, while with more stage threads than cores every stage spins, then yields. The last row runs final meld only with the yielding, unpinned policy: {yielding.CommittedPerSecond:N0} txn/s, {yielding.CommittedPerSecond / b.CommittedPerSecond:F2}x the pinned spinning default{(yielding.CommittedPerSecond > 1.5 * b.CommittedPerSecond ? " — so on 2 cores the default policy, not meld, is what costs final meld only its throughput, and group meld's and premeld's gains here are mostly that policy change" : string.Empty)}.");
+            }
+
+            sb.Append(" The machine was shared with other processes during the run (load average above), so differences of a few tens of percent between serializable rows are within noise unless they repeat.\n\n");
         }
 
         sb.Append("**One server, not a cluster.** With one server every intention is its own: the reader takes the executor's `Intention` object instead of decoding the blocks, so deserialization costs nothing here (Hyder II's servers decoded every peer's intention), and there is no broadcast. The log is the in-process embedded log in memory: appends cost a copy and a sequencer round trip, no network or disk.\n");

@@ -23,6 +23,11 @@ internal static class ServerRun
             Cluster = config.Cluster,
             MaxInFlight = Math.Max(512, 2 * w.Clients),
         };
+        if (config.Threading is { } threading)
+        {
+            options.Threading = threading;
+        }
+
         await using var server = await TransactionServer.StartAsync(log, options);
 
         var payload = new byte[w.PayloadBytes];

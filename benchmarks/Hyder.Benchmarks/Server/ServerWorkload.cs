@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using Hyder.Server.Cluster;
 using Hyder.Tree;
+using Hyder.Tree.Pipeline;
 
 namespace Hyder.Benchmarks.Server;
 
@@ -37,4 +38,5 @@ internal sealed record ServerWorkload(int Keys, int PayloadBytes, int Reads, int
 /// <param name="Name">Its name in the report.</param>
 /// <param name="Cluster">The pipeline (t, d, group meld).</param>
 /// <param name="Isolation">The transactions' isolation level.</param>
-internal sealed record ServerConfig(string Name, ClusterSettings Cluster, IsolationLevel Isolation);
+/// <param name="Threading">The stage threads' spinning and pinning; null for the server's default (resolved per machine).</param>
+internal sealed record ServerConfig(string Name, ClusterSettings Cluster, IsolationLevel Isolation, PipelineThreading? Threading = null);
