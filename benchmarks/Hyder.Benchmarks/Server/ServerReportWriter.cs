@@ -19,7 +19,11 @@ internal static class ServerReportWriter
         sb.Append(s_inv, $"- Machine: {m.Cpu}, {m.Cores} cores, {m.Memory}; {m.Os}; {m.Runtime}, {m.Gc} GC\n");
         sb.Append(s_inv, $"- Load average after the run: {MachineInfo.LoadAverage()}; run took {took:mm\\:ss}\n\n");
         sb.Append("```sh\n");
-        sb.Append(s_inv, $"{command}\n");
+        if (!command.EndsWith("-- server", StringComparison.Ordinal))
+        {
+            sb.Append(s_inv, $"{command}\n");
+        }
+
         sb.Append("dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- server                 # this file (1M keys)\n");
         sb.Append("dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- server --quick         # a smoke run (50K keys, about a minute), to the temp folder\n");
         sb.Append("#   options: --keys N  --clients N  --warmup SECONDS  --seconds SECONDS  --out PATH\n");
@@ -42,7 +46,7 @@ internal static class ServerReportWriter
         sb.Append("\nColumns: *committed txn/s* counts what the clients saw commit in the measured window (Hyder II's \"throughput\"). *Aborts* is the share of finished transactions final meld aborted, by cause. *Txn conflict zone* is ordinal − 1 − snapshot of each transaction (how many intentions were appended between its snapshot and its own); *final meld's zone* is the zone final meld still had to meld against (after premeld, from the premeld's input state). *Nodes* are intention plus state nodes visited, per committed transaction for final meld and per melded transaction for premeld and group meld (Hyder II Fig. 11 and 13 count so: a group intention's work is two transactions'). *Allocated* is `GC.GetTotalAllocatedBytes(true)` over the window divided by finished transactions, the whole process: executor, serialization, log, deserialization, meld, and the clients (which allocate nothing of their own per transaction beyond the async machinery). *CPU / wall* is process CPU seconds per second (2.00 = both cores). *Final-meld backlog* is the share of 1 ms samples in which some ordinal read from the log was not yet melded, and its mean length.\n\n");
 
         sb.Append("## Where the time goes\n\n");
-        sb.Append("CPU seconds per wall-clock second, by thread (Linux `/proc/self/task`). Stage threads that spin (the resolved policy says so) burn a core whether or not they have work; thread-pool workers run the executors (transaction execution and intention serialization), the log client and in-process log unit, the log reader and the clients.\n\n");
+        sb.Append("CPU seconds per wall-clock second, by thread (Linux `/proc/self/task`). Stage threads that spin (the resolved policy says so) burn a core whether or not they have work; thread-pool workers run the executors (transaction execution and intention serialization), the log client and in-process log unit, the log reader and the clients (a worker that exits during the window loses its share).\n\n");
         var groups = rows.SelectMany(r => r.ThreadCpu.Keys).Distinct().OrderByDescending(g => rows.Max(r => r.ThreadCpu.GetValueOrDefault(g))).Where(g => rows.Max(r => r.ThreadCpu.GetValueOrDefault(g)) >= 0.005).ToList();
         sb.Append("| configuration | pipeline threading | " + string.Join(" | ", groups) + " |\n");
         sb.Append("|---|---|" + string.Concat(groups.Select(_ => "--:|")) + "\n");

@@ -250,7 +250,7 @@ internal static class ServerRun
         long Allocated,
         int[] Collections,
         TimeSpan ProcessCpu,
-        Dictionary<string, double> Threads)
+        Dictionary<int, (string Group, double Seconds)> Threads)
     {
         public static Snapshot Take(TransactionServer server)
         {

@@ -14,10 +14,10 @@ internal static partial class ThreadTimes
     // USER_HZ: 100 on every Linux the runtime supports.
     private const double TicksPerSecond = 100;
 
-    /// <summary>Seconds of CPU per thread group; empty where /proc is not available.</summary>
-    public static Dictionary<string, double> Capture()
+    /// <summary>Seconds of CPU per thread (by thread id, with its group); empty where /proc is not available.</summary>
+    public static Dictionary<int, (string Group, double Seconds)> Capture()
     {
-        var result = new Dictionary<string, double>(StringComparer.Ordinal);
+        var result = new Dictionary<int, (string Group, double Seconds)>();
         if (!OperatingSystem.IsLinux() || !Directory.Exists("/proc/self/task"))
         {
             return result;
@@ -35,7 +35,7 @@ internal static partial class ThreadTimes
 
                 // After "(comm) ": state is field 3, utime field 14, stime field 15.
                 var ticks = long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
-                result[name] = result.GetValueOrDefault(name) + (ticks / TicksPerSecond);
+                result[int.Parse(Path.GetFileName(dir), CultureInfo.InvariantCulture)] = (name, ticks / TicksPerSecond);
             }
             catch (IOException)
             {
@@ -46,13 +46,17 @@ internal static partial class ThreadTimes
         return result;
     }
 
-    /// <summary>The difference of two captures, per group (threads that exited in between are lost).</summary>
-    public static Dictionary<string, double> Delta(Dictionary<string, double> before, Dictionary<string, double> after)
+    /// <summary>
+    /// The CPU spent between two captures, per group: thread by thread, so that thread-pool workers
+    /// that start in between count whole; those that exit in between are lost.
+    /// </summary>
+    public static Dictionary<string, double> Delta(Dictionary<int, (string Group, double Seconds)> before, Dictionary<int, (string Group, double Seconds)> after)
     {
         var d = new Dictionary<string, double>(StringComparer.Ordinal);
-        foreach (var (name, seconds) in after)
+        foreach (var (tid, (group, seconds)) in after)
         {
-            d[name] = Math.Max(0, seconds - before.GetValueOrDefault(name));
+            var earlier = before.TryGetValue(tid, out var b) && b.Group == group ? b.Seconds : 0;
+            d[group] = d.GetValueOrDefault(group) + Math.Max(0, seconds - earlier);
         }
 
         return d;
