@@ -1,6 +1,7 @@
 using BenchmarkDotNet.Running;
 using Hyder.Benchmarks.Meld;
 using Hyder.Benchmarks.Pipeline;
+using Hyder.Benchmarks.Server;
 
 // `report [--quick] [--filter TEXT] [--out PATH]` writes docs/benchmarks/meld.md (see that file);
 // anything else goes to BenchmarkDotNet, e.g. `--filter '*MeldBenchmarks*'`.
@@ -13,6 +14,13 @@ if (args.Length > 0 && args[0] == "report")
 if (args.Length > 0 && args[0] == "pipeline")
 {
     return PipelineReport.Run(args[1..]);
+}
+
+// `server [--quick] [--keys N] [--clients N] [--warmup S] [--seconds S] [--out PATH]` writes
+// docs/benchmarks/server.md: one transaction server end to end.
+if (args.Length > 0 && args[0] == "server")
+{
+    return await ServerReport.RunAsync(args[1..]);
 }
 
 BenchmarkSwitcher.FromAssembly(typeof(MeldReport).Assembly).Run(args);

@@ -1,0 +1,73 @@
+using System.Globalization;
+using System.Text.RegularExpressions;
+
+namespace Hyder.Benchmarks.Server;
+
+/// <summary>
+/// CPU time of this process's threads grouped by name (Linux <c>/proc/self/task</c>): the pipeline
+/// names its stage threads (<c>final-meld</c>, <c>premeld-N</c>, <c>group-meld</c>), the server
+/// its <c>deserialize-N</c> and <c>submit</c> threads; executors, the log client and the log
+/// reader run on thread-pool workers.
+/// </summary>
+internal static partial class ThreadTimes
+{
+    // USER_HZ: 100 on every Linux the runtime supports.
+    private const double TicksPerSecond = 100;
+
+    /// <summary>Seconds of CPU per thread (by thread id, with its group); empty where /proc is not available.</summary>
+    public static Dictionary<int, (string Group, double Seconds)> Capture()
+    {
+        var result = new Dictionary<int, (string Group, double Seconds)>();
+        if (!OperatingSystem.IsLinux() || !Directory.Exists("/proc/self/task"))
+        {
+            return result;
+        }
+
+        foreach (var dir in Directory.EnumerateDirectories("/proc/self/task"))
+        {
+            try
+            {
+                var stat = File.ReadAllText(Path.Combine(dir, "stat"));
+                var open = stat.IndexOf('(', StringComparison.Ordinal);
+                var close = stat.LastIndexOf(')');
+                var name = Group(stat[(open + 1)..close]);
+                var fields = stat[(close + 2)..].Split(' ');
+
+                // After "(comm) ": state is field 3, utime field 14, stime field 15.
+                var ticks = long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
+                result[int.Parse(Path.GetFileName(dir), CultureInfo.InvariantCulture)] = (name, ticks / TicksPerSecond);
+            }
+            catch (IOException)
+            {
+                // The thread exited while we read it.
+            }
+        }
+
+        return result;
+    }
+
+    /// <summary>
+    /// The CPU spent between two captures, per group: thread by thread, so that thread-pool workers
+    /// that start in between count whole; those that exit in between are lost.
+    /// </summary>
+    public static Dictionary<string, double> Delta(Dictionary<int, (string Group, double Seconds)> before, Dictionary<int, (string Group, double Seconds)> after)
+    {
+        var d = new Dictionary<string, double>(StringComparer.Ordinal);
+        foreach (var (tid, (group, seconds)) in after)
+        {
+            var earlier = before.TryGetValue(tid, out var b) && b.Group == group ? b.Seconds : 0;
+            d[group] = d.GetValueOrDefault(group) + Math.Max(0, seconds - earlier);
+        }
+
+        return d;
+    }
+
+    private static string Group(string comm) => comm switch
+    {
+        ".NET TP Worker" or ".NET ThreadPool" or ".NET Long Runni" => "thread pool (executors, log, reader)",
+        _ => TrailingNumber().Replace(comm, string.Empty),
+    };
+
+    [GeneratedRegex("-[0-9]+$")]
+    private static partial Regex TrailingNumber();
+}
