@@ -91,13 +91,13 @@ public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
 public static class BlockFormat
 {
     /// <summary>Format version of intention and control blocks written and read by this build.</summary>
-    public const byte Version = 1;
+    public const byte Version = 2;
 
     /// <summary>
     /// Format version of checkpoint blocks: 2 writes every node of the state (a persistent node's
     /// key and payload by reference), since premeld and group meld rewrite intention nodes in place.
     /// </summary>
-    public const byte CheckpointVersion = 2;
+    public const byte CheckpointVersion = 3;
 
     /// <summary>The format version blocks of <paramref name="kind"/> carry.</summary>
     public static byte VersionOf(BlockKind kind) =>

@@ -84,10 +84,13 @@ public static class CheckpointDecoder
         {
             r.Item = i;
             var flags = r.Byte("flags");
-            if ((flags & ~(byte)NodeCodec.StoredFlags) != 0)
+            if ((flags & ~((byte)NodeCodec.StoredFlags | CheckpointCodec.PayloadRefBit)) != 0)
             {
                 r.Fail($"flags {flags:X2} set a reserved bit");
             }
+
+            var payloadByRef = (flags & CheckpointCodec.PayloadRefBit) != 0;
+            flags &= unchecked((byte)~CheckpointCodec.PayloadRefBit);
 
             var shape = r.Byte("shape");
             var vnKind = (byte)(shape & 3);
@@ -111,8 +114,6 @@ public static class CheckpointDecoder
                 {
                     r.Fail("empty key");
                 }
-
-                payload = r.Bytes("payload");
             }
             else
             {
@@ -124,8 +125,18 @@ public static class CheckpointDecoder
                 }
 
                 key = logged.Key;
-                payload = logged.Payload;
-                digest = CheckpointCodec.Digest(digest, key, payload);
+                digest = CheckpointCodec.Digest(digest, key, []);
+            }
+
+            if (payloadByRef)
+            {
+                var writer = NodeCodec.ReadVersion(ref r, NodeCodec.RefPersistent, table, "payload version");
+                payload = images.Payload(ref r, writer);
+                digest = CheckpointCodec.Digest(digest, [], payload);
+            }
+            else
+            {
+                payload = r.Bytes("payload");
             }
 
             var n = lease.Rent();
@@ -204,6 +215,43 @@ public static class CheckpointDecoder
         public Node Take(ref ByteReader r, NodeVersion vn)
         {
             var position = vn.Position;
+            var entry = Load(position);
+            var i = vn.Index;
+            if (i >= entry.Image.Nodes.Count)
+            {
+                r.Fail($"node {vn} is beyond the {entry.Image.Nodes.Count} nodes of the intention at position {position}");
+            }
+
+            if (entry.Used[i])
+            {
+                r.Fail($"version {vn} is written twice");
+            }
+
+            entry.Used[i] = true;
+            return entry.Image.Nodes[i];
+        }
+
+        /// <summary>The payload node <paramref name="vn"/> wrote (any number of state nodes may share it).</summary>
+        public byte[] Payload(ref ByteReader r, NodeVersion vn)
+        {
+            var entry = Load(vn.Position);
+            var i = vn.Index;
+            if (i >= entry.Image.Nodes.Count)
+            {
+                r.Fail($"payload version {vn} is beyond the {entry.Image.Nodes.Count} nodes of the intention at position {vn.Position}");
+            }
+
+            var payload = entry.Image.Nodes[i].Payload;
+            if (ReferenceEquals(payload, NodeCodec.OmittedPayload))
+            {
+                r.Fail($"payload version {vn} did not write its payload into the log (an unaltered copy)");
+            }
+
+            return payload;
+        }
+
+        private (IntentionImage Image, bool[] Used) Load(long position)
+        {
             if (!_images.TryGetValue(position, out var entry))
             {
                 var (final, parts) = source.ReadIntention(position);
@@ -220,19 +268,7 @@ public static class CheckpointDecoder
                 _images.Add(position, entry);
             }
 
-            var i = vn.Index;
-            if (i >= entry.Image.Nodes.Count)
-            {
-                r.Fail($"node {vn} is beyond the {entry.Image.Nodes.Count} nodes of the intention at position {position}");
-            }
-
-            if (entry.Used[i])
-            {
-                r.Fail($"version {vn} is written twice");
-            }
-
-            entry.Used[i] = true;
-            return entry.Image.Nodes[i];
+            return entry;
         }
 
         public void ReturnAll()

@@ -32,6 +32,7 @@ public static class CheckpointEncoder
             NodeCodec.Collect(n.Vn, positions);
             NodeCodec.Collect(n.Ssv, positions);
             NodeCodec.Collect(n.Scv, positions);
+            NodeCodec.Collect(n.Ncv, positions);
         }
 
         var table = positions.ToArray();
@@ -44,18 +45,31 @@ public static class CheckpointEncoder
         foreach (var n in nodes)
         {
             var vnKind = NodeCodec.VersionKind(n.Vn);
-            w.Byte((byte)(n.Flags & NodeCodec.StoredFlags));
+
+            // The payload is the one its content version wrote: in the log when that version is
+            // persistent (an intention stores the payload of every node it altered).
+            var payloadByRef = n.Ncv.IsPersistent;
+            w.Byte((byte)((byte)(n.Flags & NodeCodec.StoredFlags) | (payloadByRef ? CheckpointCodec.PayloadRefBit : 0)));
             w.Byte((byte)(vnKind | (n.Left is null ? 0 : CheckpointCodec.LeftBit) | (n.Right is null ? 0 : CheckpointCodec.RightBit) | NodeCodec.SourceKinds(n)));
             NodeCodec.WriteVersion(w, n.Vn, table);
             if (vnKind == NodeCodec.RefEphemeral)
             {
                 w.Bytes(n.Key);
-                w.Bytes(n.Payload);
             }
             else
             {
                 w.Varint((ulong)n.Key.Length);
-                digest = CheckpointCodec.Digest(digest, n.Key, n.Payload);
+                digest = CheckpointCodec.Digest(digest, n.Key, []);
+            }
+
+            if (payloadByRef)
+            {
+                NodeCodec.WriteVersion(w, n.Ncv, table);
+                digest = CheckpointCodec.Digest(digest, [], n.Payload);
+            }
+            else
+            {
+                w.Bytes(n.Payload);
             }
 
             NodeCodec.WriteMetadata(w, n, table);
@@ -74,6 +88,9 @@ internal static class CheckpointCodec
 {
     /// <summary>Shape-byte bits: the record has a left (right) child, the top of the decoder's stack.</summary>
     public const byte LeftBit = 1 << 2, RightBit = 1 << 3;
+
+    /// <summary>Flags-byte bit: the payload is the one the persistent version that follows wrote (its NCV), read from the log.</summary>
+    public const byte PayloadRefBit = 1 << 6;
 
     /// <summary>Smallest record: flags, shape, a 2-byte version, a key length, height (SCV may be none).</summary>
     public const int MinRecordBytes = 6;

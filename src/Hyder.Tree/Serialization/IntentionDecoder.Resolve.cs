@@ -44,6 +44,10 @@ public static partial class IntentionDecoder
             {
                 n.Source = FindKey(anchor.Node, n.Key)
                     ?? throw new IntentionFormatException($"{Label}, node {i}: copied from key {Keys.Format(n.Key)}, which {snapshot} does not hold");
+                if (ReferenceEquals(n.Payload, NodeCodec.OmittedPayload))
+                {
+                    n.Payload = n.Source.Payload;
+                }
             }
 
             var leftAnchor = Descend(anchor, low, n.Key);

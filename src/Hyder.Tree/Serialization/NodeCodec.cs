@@ -15,6 +15,21 @@ internal static class NodeCodec
     /// <summary>Flag-byte bit of an intention node copied from a snapshot node of the same key (Node.Source).</summary>
     public const byte CopiedBit = 1 << 5;
 
+    /// <summary>
+    /// Flags-byte bit of an intention record: a copied node the transaction did not alter, whose
+    /// payload is not written — it is its source's (the snapshot node with its key), which the
+    /// decoder finds anyway. Read paths at serializable cost keys and versions, not payloads.
+    /// </summary>
+    public const byte PayloadFromSourceBit = 1 << 6;
+
+    /// <summary>
+    /// The payload a decoded node has until its source is found (a distinct array, compared by
+    /// reference; a raw image keeps it, so a checkpoint never takes a payload from such a node).
+    /// </summary>
+#pragma warning disable CA1825 // Must be its own instance: Array.Empty is what a decoded empty payload may be.
+    public static readonly byte[] OmittedPayload = new byte[0];
+#pragma warning restore CA1825
+
     /// <summary>The meld flags a record carries, in their <see cref="NodeFlags"/> bit positions.</summary>
     public const NodeFlags StoredFlags =
         NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.DependsOnTree | NodeFlags.SubtreeIsOnlyReadDependent | NodeFlags.BlindWrite;
@@ -163,9 +178,15 @@ internal static class NodeCodec
     public static void WriteNode(ByteWriter w, Node n, bool copied, Func<Node, bool> inside, long[] table)
     {
         var flags = (byte)(n.Flags & StoredFlags);
+        var omit = copied && (n.Flags & NodeFlags.Altered) == 0;
         if (copied)
         {
             flags |= CopiedBit;
+        }
+
+        if (omit)
+        {
+            flags |= PayloadFromSourceBit;
         }
 
         var leftKind = RefKind(n.Left, inside);
@@ -173,7 +194,11 @@ internal static class NodeCodec
         w.Byte(flags);
         w.Byte((byte)(leftKind | (rightKind << 2) | SourceKinds(n)));
         w.Bytes(n.Key);
-        w.Bytes(n.Payload);
+        if (!omit)
+        {
+            w.Bytes(n.Payload);
+        }
+
         WriteMetadata(w, n, table);
         if (leftKind >= RefPersistent)
         {
@@ -260,9 +285,15 @@ internal static class NodeCodec
     public static Node ReadNode(ref ByteReader r, NodePoolLease pool, long[] table, bool allowCopied, out Refs refs)
     {
         var flags = r.Byte("flags");
-        if ((flags & ~((byte)StoredFlags | (allowCopied ? CopiedBit : 0))) != 0)
+        if ((flags & ~((byte)StoredFlags | (allowCopied ? CopiedBit | PayloadFromSourceBit : 0))) != 0)
         {
             r.Fail($"flags {flags:X2} set a reserved bit");
+        }
+
+        var fromSource = (flags & PayloadFromSourceBit) != 0;
+        if (fromSource && ((flags & CopiedBit) == 0 || (flags & (byte)NodeFlags.Altered) != 0))
+        {
+            r.Fail("only a copied, unaltered node takes its payload from its source");
         }
 
         var shape = r.Byte("shape");
@@ -277,7 +308,7 @@ internal static class NodeCodec
             r.Fail("empty key");
         }
 
-        var payload = r.Bytes("payload");
+        var payload = fromSource ? OmittedPayload : r.Bytes("payload");
         var n = pool.Rent();
         n.Key = key;
         n.Payload = payload;
