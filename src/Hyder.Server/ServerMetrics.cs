@@ -87,6 +87,12 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>Fillers this server appended.</summary>
     public long Fillers { get; internal set; }
 
+    /// <summary>Flush intentions this server committed.</summary>
+    public long Flushes { get; internal set; }
+
+    /// <summary>Ephemeral nodes its flushes copied.</summary>
+    public long FlushedNodes { get; internal set; }
+
     /// <summary>Checkpoints this server wrote.</summary>
     public long Checkpoints { get; internal set; }
 

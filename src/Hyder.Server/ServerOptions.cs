@@ -40,6 +40,19 @@ public sealed class ServerOptions
     /// <summary>With group meld: how long the first of a pair may wait for its partner before this server appends a filler.</summary>
     public TimeSpan FillerAfter { get; set; } = TimeSpan.FromMilliseconds(2);
 
+    /// <summary>
+    /// Append a flush intention every this many ordinals (meld paper §5): it copies up to
+    /// <see cref="FlushMaxNodes"/> ephemeral nodes of the state into the log, so ephemeral state
+    /// stays bounded. 0 turns flushing off.
+    /// </summary>
+    public long FlushEvery { get; set; } = 8192;
+
+    /// <summary>Ephemeral nodes one flush copies, at most (each with its path from the root).</summary>
+    public int FlushMaxNodes { get; set; } = 256;
+
+    /// <summary>State nodes one flush looks at to find ephemeral ones, at most (breadth first from the root).</summary>
+    public int FlushScanBudget { get; set; } = 1 << 16;
+
     /// <summary>Write a checkpoint every this many ordinals (0: only when asked).</summary>
     public long CheckpointEvery { get; set; }
 

@@ -1,8 +1,8 @@
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
 using Hyder.Server.Engine;
-using Hyder.Tree.Pipeline;
 using Hyder.Tree;
+using Hyder.Tree.Pipeline;
 
 namespace Hyder.Server;
 
@@ -78,6 +78,133 @@ public sealed partial class TransactionServer
         finally
         {
             barrier.Release();
+        }
+    }
+
+    /// <summary>
+    /// Appends a flush intention (meld paper §5): a read-committed transaction that copies the
+    /// paths to up to <see cref="ServerOptions.FlushMaxNodes"/> ephemeral nodes of the current
+    /// state, breadth first from the root, without changing any content. It reads and writes
+    /// nothing, so it conflicts with nothing; once melded, the copies (which the log holds)
+    /// replace the ephemeral nodes. Returns the number of ephemeral nodes it copied (0: none found).
+    /// </summary>
+    public async Task<int> FlushAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfStopping();
+        var state = _db.PinCurrent();
+        List<byte[]> keys;
+        try
+        {
+            keys = EphemeralKeys(state.Root, _options.FlushMaxNodes, _options.FlushScanBudget);
+        }
+        finally
+        {
+            _db.Release(state);
+        }
+
+        if (keys.Count == 0)
+        {
+            return 0;
+        }
+
+        await AdmitAsync(cancellationToken).ConfigureAwait(false);
+        Tree.Intention? intention;
+        long snapshot;
+        var tx = _db.Begin(IsolationLevel.ReadCommitted);
+        try
+        {
+            snapshot = tx.Snapshot.Sequence;
+            foreach (var key in keys)
+            {
+                tx.Flush(key);
+            }
+
+            intention = tx.Complete();
+        }
+        catch
+        {
+            tx.Dispose();
+            _admission.Release();
+            throw;
+        }
+
+        if (intention is null)
+        {
+            _admission.Release();
+            return 0;
+        }
+
+        var outcome = await AppendAndWaitAsync(intention, snapshot, [], cancellationToken).ConfigureAwait(false);
+        if (outcome.Status == TransactionStatus.Committed)
+        {
+            _metrics.Flushes++;
+            _metrics.FlushedNodes += keys.Count;
+        }
+
+        return keys.Count;
+    }
+
+    /// <summary>Keys of ephemeral nodes, breadth first from the root, within a visiting budget.</summary>
+    internal static List<byte[]> EphemeralKeys(Node? root, int max, int budget)
+    {
+        var keys = new List<byte[]>();
+        var queue = new Queue<Node>();
+        if (root is not null)
+        {
+            queue.Enqueue(root);
+        }
+
+        while (queue.Count > 0 && keys.Count < max && budget-- > 0)
+        {
+            var n = queue.Dequeue();
+            if (n.Vn.IsEphemeral)
+            {
+                keys.Add(n.Key);
+            }
+
+            if (n.Left is { } l)
+            {
+                queue.Enqueue(l);
+            }
+
+            if (n.Right is { } r)
+            {
+                queue.Enqueue(r);
+            }
+        }
+
+        return keys;
+    }
+
+    /// <summary>Flushes every <see cref="ServerOptions.FlushEvery"/> ordinals, in the background.</summary>
+    private async Task FlushLoopAsync()
+    {
+        var every = _options.FlushEvery;
+        var next = _pipeline.LastMelded + every;
+        var ct = _stop.Token;
+        try
+        {
+            while (!ct.IsCancellationRequested)
+            {
+                await Task.Delay(50, ct).ConfigureAwait(false);
+                if (_pipeline.LastMelded < next)
+                {
+                    continue;
+                }
+
+                next = _pipeline.LastMelded + every;
+                try
+                {
+                    await FlushAsync(ct).ConfigureAwait(false);
+                }
+                catch (EngineException)
+                {
+                    // Busy (admission) or stopping: the next period tries again.
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
         }
     }
 

@@ -65,7 +65,7 @@ public sealed partial class TransactionServer
                     LogRead read;
                     try
                     {
-                        read = await Startup.ReadSettledAsync(_log, p, buffer, ct).ConfigureAwait(false);
+                        read = await Startup.ReadSettledAsync(_log, p, buffer, _options.HoleTimeout, ct).ConfigureAwait(false);
                     }
                     catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
                     {
@@ -181,7 +181,7 @@ public sealed partial class TransactionServer
         }
         else
         {
-            var parts = new byte[header.PartPositions.Count][];
+            var parts = new ReadOnlyMemory<byte>[header.PartPositions.Count];
             for (var i = 0; i < parts.Length; i++)
             {
                 parts[i] = await PartAsync(header.PartPositions[i], ct).ConfigureAwait(false);
@@ -342,7 +342,7 @@ public sealed partial class TransactionServer
 
         try
         {
-            job.Intention = IntentionDecoder.Decode(job.Final, job.Parts.Select(p => (ReadOnlyMemory<byte>)p).ToArray(), snapshot, pool);
+            job.Intention = IntentionDecoder.Decode(job.Final, job.Parts, snapshot, pool);
         }
         catch (IntentionFormatException e)
         {

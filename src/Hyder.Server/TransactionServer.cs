@@ -46,6 +46,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly long _settingsPosition;
 
     private Task _reader = Task.CompletedTask;
+    private Task _flusher = Task.CompletedTask;
     private Thread[] _deserializers = [];
     private Thread? _submitter;
     private int _disposed;
@@ -168,7 +169,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private void Start()
     {
         var n = _options.DeserializerThreads;
-        _lanes = new System.Collections.Concurrent.BlockingCollection<Job>[n];
+        _lanes = new BlockingCollection<Job>[n];
         _deserializers = new Thread[n];
         for (var i = 0; i < n; i++)
         {
@@ -181,6 +182,10 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _submitter = new Thread(SubmitLoop) { IsBackground = true, Name = "submit" };
         _submitter.Start();
         _reader = Task.Run(ReadLoopAsync);
+        if (_options.FlushEvery > 0)
+        {
+            _flusher = Task.Run(FlushLoopAsync);
+        }
     }
 
     /// <summary>Called on the final-meld thread after each ordinal.</summary>
@@ -207,6 +212,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         try
         {
             await _reader.ConfigureAwait(false);
+            await _flusher.ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {

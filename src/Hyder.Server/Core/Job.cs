@@ -9,7 +9,7 @@ internal sealed class Job
     public long Ordinal;
     public long Position;
     public byte[] Final = [];
-    public byte[][] Parts = [];
+    public ReadOnlyMemory<byte>[] Parts = [];
     public long SnapshotSequence;
 
     /// <summary>This server's own transaction, when it ran here (its intention object is used as is).</summary>

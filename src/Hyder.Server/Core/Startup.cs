@@ -9,6 +9,9 @@ namespace Hyder.Server.Core;
 /// <summary>What a server does before it serves: agree on the settings, find a checkpoint.</summary>
 internal static class Startup
 {
+    /// <summary>How long a scan at start waits at a hole below the tail before filling it.</summary>
+    private static readonly TimeSpan DefaultHoleTimeout = TimeSpan.FromMilliseconds(500);
+
     /// <summary>A checkpoint found in the log, loaded.</summary>
     public sealed record Restart(long Position, Node? Root, CheckpointInfo Info);
 
@@ -63,7 +66,7 @@ internal static class Startup
         var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
         for (long p = 0; p < tail; p++)
         {
-            var read = await ReadSettledAsync(log, p, buffer, cancellationToken).ConfigureAwait(false);
+            var read = await ReadSettledAsync(log, p, buffer, DefaultHoleTimeout, cancellationToken).ConfigureAwait(false);
             if (read.Kind == LogEntryKind.Data)
             {
                 return (p, read.Length);
@@ -74,9 +77,10 @@ internal static class Startup
     }
 
     /// <summary>Reads an address below the tail, filling it if it stays unwritten (a writer that crashed).</summary>
-    public static async Task<LogRead> ReadSettledAsync(ISharedLog log, long position, Memory<byte> buffer, CancellationToken cancellationToken)
+    public static async Task<LogRead> ReadSettledAsync(ISharedLog log, long position, Memory<byte> buffer, TimeSpan holeTimeout, CancellationToken cancellationToken)
     {
-        for (var attempt = 0; ; attempt++)
+        var waited = System.Diagnostics.Stopwatch.StartNew();
+        while (true)
         {
             var read = await log.ReadAsync(position, buffer, cancellationToken).ConfigureAwait(false);
             if (read.Kind != LogEntryKind.Unwritten)
@@ -84,7 +88,7 @@ internal static class Startup
                 return read;
             }
 
-            if (attempt >= 50)
+            if (waited.Elapsed >= holeTimeout)
             {
                 if (await log.FillAsync(position, cancellationToken).ConfigureAwait(false) == LogEntryKind.Filled)
                 {
@@ -93,7 +97,7 @@ internal static class Startup
             }
             else
             {
-                await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+                await Task.Delay(1, cancellationToken).ConfigureAwait(false);
             }
         }
     }

@@ -63,6 +63,39 @@ public sealed partial class Transaction
         return true;
     }
 
+    /// <summary>
+    /// Copies the path from the root to <paramref name="key"/> into the intention without changing
+    /// any content (meld paper §5, flush intentions): the copies are structural, so a meld that
+    /// finds the path unchanged grafts them and the state's ephemeral nodes there are replaced by
+    /// these, which the log holds. Reads nothing and writes nothing, so it never conflicts; false
+    /// when the key is absent.
+    /// </summary>
+    public bool Flush(byte[] key)
+    {
+        EnsureRunning();
+        ValidateKey(key);
+        if (Find(key) is null)
+        {
+            return false;
+        }
+
+        ref var slot = ref _root;
+        while (true)
+        {
+            var n = Own(slot!);
+            slot = n;
+            n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
+            var c = Keys.Compare(key, n.Key);
+            if (c == 0)
+            {
+                _wrote = true;
+                return true;
+            }
+
+            slot = ref c < 0 ? ref n.Left : ref n.Right;
+        }
+    }
+
     private void Update(byte[] key, byte[] payload, bool blind)
     {
         ref var slot = ref _root;

@@ -204,6 +204,41 @@ public sealed class ServerClusterTests
         }
     }
 
+    /// <summary>
+    /// Flush intentions (meld paper §5) copy the state's ephemeral nodes into the log: after one
+    /// on a quiet cluster no ephemeral node is left, on every server alike, and the periodic
+    /// flusher commits its own under load.
+    /// </summary>
+    [Fact]
+    public async Task FlushIntentionsReplaceEphemeralNodesOnEveryServer()
+    {
+        var settings = new ClusterSettings { PremeldThreads = 1, Distance = 1, BlockSize = 1024 };
+        await using (var periodic = await TestCluster.StartAsync(2, settings, o => o.FlushEvery = 40))
+        {
+            await Workload(periodic, clients: 4, transactions: 60);
+            var periodicHashes = await periodic.QuiesceAsync();
+            Assert.True(periodic.Servers.Sum(s => s.Metrics.Flushes) > 0, "the periodic flusher committed nothing");
+            Assert.All(periodicHashes, h => Assert.Equal(periodicHashes[0], h));
+        }
+
+        await using var cluster = await TestCluster.StartAsync(2, settings, o =>
+        {
+            o.FlushEvery = 0;
+            o.FlushMaxNodes = 100_000;
+        });
+        await Workload(cluster, clients: 4, transactions: 60);
+        await cluster.QuiesceAsync();
+        Assert.True(EphemeralNodes(cluster.Servers[0].Database.Current.Root) > 0, "the workload left no ephemeral node to flush");
+
+        var copied = await cluster.Servers[1].FlushAsync();
+        Assert.True(copied > 0);
+        var hashes = await cluster.QuiesceAsync();
+        Assert.All(hashes, h => Assert.Equal(hashes[0], h));
+        Assert.All(cluster.Servers, s => Assert.Equal(0, EphemeralNodes(s.Database.Current.Root)));
+    }
+
+    private static int EphemeralNodes(Node? n) => n is null ? 0 : (n.Vn.IsEphemeral ? 1 : 0) + EphemeralNodes(n.Left) + EphemeralNodes(n.Right);
+
     [Fact]
     public async Task AServerWithOtherSettingsRefusesToStart()
     {
