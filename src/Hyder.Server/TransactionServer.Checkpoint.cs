@@ -176,26 +176,36 @@ public sealed partial class TransactionServer
         return keys;
     }
 
-    /// <summary>Flushes every <see cref="ServerOptions.FlushEvery"/> ordinals, in the background.</summary>
-    private async Task FlushLoopAsync()
+    /// <summary>
+    /// Flushes every <see cref="ServerOptions.FlushEvery"/> ordinals and checkpoints every
+    /// <see cref="ServerOptions.CheckpointEvery"/> ordinals, in the background.
+    /// </summary>
+    private async Task MaintenanceLoopAsync()
     {
-        var every = _options.FlushEvery;
-        var next = _pipeline.LastMelded + every;
+        var flushEvery = _options.FlushEvery;
+        var checkpointEvery = _options.CheckpointEvery;
+        var nextFlush = flushEvery > 0 ? _pipeline.LastMelded + flushEvery : long.MaxValue;
+        var nextCheckpoint = checkpointEvery > 0 ? _pipeline.LastMelded + checkpointEvery : long.MaxValue;
         var ct = _stop.Token;
         try
         {
             while (!ct.IsCancellationRequested)
             {
                 await Task.Delay(50, ct).ConfigureAwait(false);
-                if (_pipeline.LastMelded < next)
-                {
-                    continue;
-                }
-
-                next = _pipeline.LastMelded + every;
+                var melded = _pipeline.LastMelded;
                 try
                 {
-                    await FlushAsync(ct).ConfigureAwait(false);
+                    if (melded >= nextFlush)
+                    {
+                        nextFlush = melded + flushEvery;
+                        await FlushAsync(ct).ConfigureAwait(false);
+                    }
+
+                    if (melded >= nextCheckpoint)
+                    {
+                        nextCheckpoint = melded + checkpointEvery;
+                        await CheckpointAsync(ct).ConfigureAwait(false);
+                    }
                 }
                 catch (EngineException)
                 {

@@ -46,7 +46,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly long _settingsPosition;
 
     private Task _reader = Task.CompletedTask;
-    private Task _flusher = Task.CompletedTask;
+    private Task _maintenance = Task.CompletedTask;
     private Thread[] _deserializers = [];
     private Thread? _submitter;
     private int _disposed;
@@ -182,9 +182,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _submitter = new Thread(SubmitLoop) { IsBackground = true, Name = "submit" };
         _submitter.Start();
         _reader = Task.Run(ReadLoopAsync);
-        if (_options.FlushEvery > 0)
+        if (_options.FlushEvery > 0 || _options.CheckpointEvery > 0)
         {
-            _flusher = Task.Run(FlushLoopAsync);
+            _maintenance = Task.Run(MaintenanceLoopAsync);
         }
     }
 
@@ -212,7 +212,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         try
         {
             await _reader.ConfigureAwait(false);
-            await _flusher.ConfigureAwait(false);
+            await _maintenance.ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {

@@ -123,8 +123,14 @@ public sealed class ServerClusterTests
     public async Task AServerRestartedFromACheckpointUnderLoadReachesItsPeersHash()
     {
         var settings = new ClusterSettings { PremeldThreads = 2, Distance = 2, GroupMeld = true, BlockSize = 512 };
-        await using var cluster = await TestCluster.StartAsync(2, settings);
+        await using var cluster = await TestCluster.StartAsync(2, settings, o => o.CheckpointEvery = 100);
         await Workload(cluster, clients: 4, transactions: 60);
+        for (var i = 0; i < 200 && cluster.Servers.Sum(s => s.Metrics.Checkpoints) == 0; i++)
+        {
+            await Task.Delay(50);
+        }
+
+        Assert.True(cluster.Servers.Sum(s => s.Metrics.Checkpoints) > 0, "no periodic checkpoint was written");
 
         var load = Workload(cluster, clients: 3, transactions: 80, servers: [0]);
         var barrier = await cluster.Servers[0].CheckpointAsync();
