@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Text.RegularExpressions;
+using Hyder.Testing;
 
 namespace Hyder.Log.Tests;
 
@@ -26,21 +27,7 @@ internal sealed partial class HostProcess : IAsyncDisposable
         }
     }
 
-    public static string HostDll
-    {
-        get
-        {
-            var here = Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory);
-            var configuration = new DirectoryInfo(here).Parent!.Name;
-            var root = new DirectoryInfo(here);
-            while (!File.Exists(Path.Combine(root.FullName, "Hyder.sln")))
-            {
-                root = root.Parent ?? throw new InvalidOperationException("Hyder.sln not found above " + here);
-            }
-
-            return Path.Combine(root.FullName, "src", "Hyder.Log.Host", "bin", configuration, "net10.0", "Hyder.Log.Host.dll");
-        }
-    }
+    public static string HostDll => BuiltProject.Dll("Hyder.Log.Host", "Hyder.Log.Host.dll");
 
     /// <summary>Starts the host and waits until it listens.</summary>
     public static async Task<HostProcess> StartAsync(params string[] args)

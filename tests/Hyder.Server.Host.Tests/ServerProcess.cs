@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
+using Hyder.Testing;
 
 namespace Hyder.Server.Host.Tests;
 
@@ -26,21 +27,7 @@ internal sealed partial class ServerProcess : IAsyncDisposable
         }
     }
 
-    public static string HostDll
-    {
-        get
-        {
-            var here = Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory);
-            var configuration = new DirectoryInfo(here).Parent!.Name;
-            var root = new DirectoryInfo(here);
-            while (!File.Exists(Path.Combine(root.FullName, "Hyder.sln")))
-            {
-                root = root.Parent ?? throw new InvalidOperationException("Hyder.sln not found above " + here);
-            }
-
-            return Path.Combine(root.FullName, "src", "Hyder.Server.Host", "bin", configuration, "net10.0", "hyder-server.dll");
-        }
-    }
+    public static string HostDll => BuiltProject.Dll("Hyder.Server.Host", "hyder-server.dll");
 
     /// <summary>Starts the server and waits for its ready line.</summary>
     public static async Task<ServerProcess> StartAsync(params string[] args)
