@@ -149,7 +149,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             : null;
         if (restart is { } r)
         {
-            db = Database.Restore(r.Root, r.Info.StateSequence, r.Info.Barrier, r.Info.Sequences.FinalMeld);
+            db = Database.Restore(r.Root, r.Info.StateSequence, r.Info.Barrier, 0, r.Info.Sequences.FinalMeld);
             sequences = r.Info.Sequences;
             readFrom = r.Info.ResumePosition;
             lastBarrier = r.Info.Barrier;

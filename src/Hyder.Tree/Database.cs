@@ -47,35 +47,12 @@ public sealed class Database
     /// final meld's ephemeral ids continue from <paramref name="nextEphemeralSequence"/>, as on the
     /// server that never stopped.
     /// </summary>
-    internal static Database Restore(Node? root, long sequence, long lastMelded, byte finalMeldThreadId, long nextEphemeralSequence, NodePool? meldPool = null)
+    public static Database Restore(Node? root, long sequence, long lastMelded, byte finalMeldThreadId, long nextEphemeralSequence, NodePool? meldPool = null)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(sequence);
         ArgumentOutOfRangeException.ThrowIfLessThan(lastMelded, sequence);
         ArgumentOutOfRangeException.ThrowIfNegative(nextEphemeralSequence);
         return new Database(finalMeldThreadId, meldPool, root, sequence, lastMelded, nextEphemeralSequence);
-    }
-
-    /// <summary>
-    /// A database that starts from a state loaded from a checkpoint: <paramref name="root"/> is the
-    /// state after ordinal <paramref name="lastOrdinal"/> (whose last committed intention is
-    /// <paramref name="sequence"/>), and final meld numbers its next ephemeral node
-    /// <paramref name="finalMeldNextSequence"/>, exactly as on the servers that never stopped.
-    /// </summary>
-    public static Database Restore(Node? root, long sequence, long lastOrdinal, long finalMeldNextSequence, NodePool? meldPool = null)
-    {
-        ArgumentOutOfRangeException.ThrowIfNegative(sequence);
-        ArgumentOutOfRangeException.ThrowIfLessThan(lastOrdinal, sequence);
-        var db = new Database(0, meldPool, finalMeldNextSequence);
-        db._current = db._oldest = new DatabaseState(root, sequence);
-        db._lastAppended = db._lastMelded = lastOrdinal;
-        return db;
-    }
-
-    private Database(byte finalMeldThreadId, NodePool? meldPool, long finalMeldNextSequence)
-    {
-        _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity, new NodeExchange());
-        _meld = new MeldOperator(finalMeldThreadId, _meldPool, finalMeldNextSequence);
-        _current = _oldest = new DatabaseState(null, 0);
     }
 
     /// <summary>The last committed state.</summary>
