@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Text.Json;
 
 namespace Hyder.Testing;
 
@@ -84,6 +85,39 @@ internal sealed class PythonGrpc : IDisposable
         }
 
         return Process.Start(info) ?? throw new InvalidOperationException($"Could not start {Interpreter} {script}.");
+    }
+
+    /// <summary>
+    /// Runs a client script against <paramref name="port"/> and returns the JSON report it prints;
+    /// throws with its stderr (and <paramref name="context"/>) when it fails or overruns
+    /// <paramref name="timeout"/>.
+    /// </summary>
+    public async Task<JsonElement> RunClientAsync(string script, int port, TimeSpan timeout, Func<string>? context = null)
+    {
+        using var process = Start(script, port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        process.StandardInput.Close();
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        using (var cts = new CancellationTokenSource(timeout))
+        {
+            try
+            {
+                await process.WaitForExitAsync(cts.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                process.Kill(entireProcessTree: true);
+                throw new TimeoutException($"{script} did not finish within {timeout}: {await stderr}");
+            }
+        }
+
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"{script} failed ({process.ExitCode}): {await stderr}{await stdout}{(context is null ? "" : "\n" + context())}");
+        }
+
+        using var document = JsonDocument.Parse(await stdout);
+        return document.RootElement.Clone();
     }
 
     public void Dispose()

@@ -17,28 +17,7 @@ public sealed class PythonClientRun : IAsyncLifetime
     {
         using var python = PythonGrpc.Prepare("hyder.proto");
         _server = await TestServer.StartAsync();
-        using var process = python.Start("python_client.py", _server.Server.Port.ToString(CultureInfo.InvariantCulture));
-        process.StandardInput.Close();
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(s_clientTimeout);
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"python_client.py did not finish within {s_clientTimeout}: {await stderr}");
-        }
-
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"python_client.py failed ({process.ExitCode}): {await stderr}{await stdout}");
-        }
-
-        using var document = JsonDocument.Parse(await stdout);
-        Report = document.RootElement.Clone();
+        Report = await python.RunClientAsync("python_client.py", _server.Server.Port, s_clientTimeout);
     }
 
     public async Task DisposeAsync()

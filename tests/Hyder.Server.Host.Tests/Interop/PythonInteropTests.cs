@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Text.Json;
 using Hyder.Testing;
 using Xunit;
@@ -22,26 +21,7 @@ public sealed class PythonInteropTests
     {
         using var python = PythonGrpc.Prepare("hyder.proto");
         await using var server = await ServerProcess.StartAsync("--embedded", "--listen", "http://127.0.0.1:0", "--server-id", "py-1");
-        using var process = python.Start("python_client.py", server.Address.Port.ToString(CultureInfo.InvariantCulture));
-        process.StandardInput.Close();
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using (var timeout = new CancellationTokenSource(s_clientTimeout))
-        {
-            try
-            {
-                await process.WaitForExitAsync(timeout.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                process.Kill(entireProcessTree: true);
-                throw new TimeoutException($"python_client.py did not finish within {s_clientTimeout}: {await stderr}");
-            }
-        }
-
-        Assert.True(process.ExitCode == 0, $"python_client.py failed ({process.ExitCode}): {await stderr}{await stdout}\n{server.Output}");
-        using var document = JsonDocument.Parse(await stdout);
-        var report = document.RootElement;
+        var report = await python.RunClientAsync("python_client.py", server.Address.Port, s_clientTimeout, () => server.Output);
 
         var execute = report.GetProperty("execute");
         Assert.Equal("TRANSACTION_STATUS_COMMITTED", execute.GetProperty("outcome").GetProperty("status").GetString());
