@@ -96,42 +96,26 @@ public sealed partial class TransactionServer
         {
             const int Batch = 256;
             var remaining = limit == 0 ? long.MaxValue : limit;
-            var rows = new List<KeyValuePair<byte[], byte[]>>(Batch + 1);
-            var from = low is { Length: > 0 } ? low : null;
-            var end = high is { Length: > 0 } ? high : null;
-            byte[]? after = null;
+            var rows = new List<KeyValuePair<byte[], byte[]>>(Batch);
+            var range = new KeyRange(low is { Length: > 0 } ? low : null, true, high is { Length: > 0 } ? high : null, false);
             while (remaining > 0)
             {
                 cancellationToken.ThrowIfCancellationRequested();
                 rows.Clear();
-                ScanBatch(state, from, end, Batch + 1, rows);
-                var more = rows.Count == Batch + 1;
+                ScanBatch(state, range, (int)Math.Min(Batch, remaining), rows);
                 foreach (var row in rows)
                 {
-                    if (after is not null && Keys.Compare(row.Key, after) <= 0)
-                    {
-                        continue;
-                    }
-
-                    if (end is not null && Keys.Compare(row.Key, end) >= 0)
-                    {
-                        yield break;
-                    }
-
                     yield return row;
-                    after = row.Key;
-                    if (--remaining == 0)
-                    {
-                        yield break;
-                    }
                 }
 
-                if (!more)
+                remaining -= rows.Count;
+                if (rows.Count < Batch)
                 {
                     yield break;
                 }
 
-                from = after;
+                // The next batch starts after the last key sent.
+                range = new KeyRange(rows[^1].Key, false, range.High, false);
                 await Task.Yield();
             }
         }
@@ -141,11 +125,11 @@ public sealed partial class TransactionServer
         }
     }
 
-    /// <summary>Rows of [from, end] on a pinned state, read by a snapshot transaction (no read set).</summary>
-    private void ScanBatch(DatabaseState state, byte[]? from, byte[]? end, int limit, List<KeyValuePair<byte[], byte[]>> rows)
+    /// <summary>Rows of <paramref name="range"/> on a pinned state, read by a snapshot transaction (no read set).</summary>
+    private void ScanBatch(DatabaseState state, in KeyRange range, int limit, List<KeyValuePair<byte[], byte[]>> rows)
     {
         using var tx = _db.BeginAt(state, IsolationLevel.SnapshotIsolation);
-        tx.Scan(from, end, limit, rows);
+        tx.Scan(range, limit, rows);
     }
 
     private async ValueTask AdmitAsync(CancellationToken cancellationToken)
@@ -237,20 +221,8 @@ public sealed partial class TransactionServer
             case OperationKind.Delete:
                 return tx.Delete(op.Key) ? OperationResult.Done : OperationResult.NotFound;
             default:
-                // The engine's ranges are closed: scan [Key, End] and drop End itself (the read set
-                // then covers End too, which can only abort more, never less).
                 var rows = new List<KeyValuePair<byte[], byte[]>>();
-                var limit = op.Limit == 0 ? limits.MaxScanRows : op.Limit;
-                tx.Scan(op.Key.Length == 0 ? null : op.Key, op.End, limit + (op.End is null ? 0 : 1), rows);
-                if (op.End is not null)
-                {
-                    rows.RemoveAll(r => Keys.Compare(r.Key, op.End) >= 0);
-                    if (rows.Count > limit)
-                    {
-                        rows.RemoveRange(limit, rows.Count - limit);
-                    }
-                }
-
+                tx.Scan(new KeyRange(op.Key.Length == 0 ? null : op.Key, true, op.End, false), op.Limit == 0 ? limits.MaxScanRows : op.Limit, rows);
                 return new OperationResult(rows.Count > 0, null, rows);
         }
     }

@@ -154,19 +154,8 @@ internal sealed class FakeEngine : ITransactionEngine
 
     private static List<KeyValuePair<byte[], byte[]>> ScanExclusive(Transaction tx, byte[]? low, byte[]? high, int limit)
     {
-        // The tree scans [low, high]; one row more covers a row equal to the exclusive bound.
         var rows = new List<KeyValuePair<byte[], byte[]>>();
-        tx.Scan(low is { Length: > 0 } ? low : null, high, limit + 1, rows);
-        if (high is not null)
-        {
-            rows.RemoveAll(r => r.Key.AsSpan().SequenceEqual(high));
-        }
-
-        if (rows.Count > limit)
-        {
-            rows.RemoveRange(limit, rows.Count - limit);
-        }
-
+        tx.Scan(new KeyRange(low is { Length: > 0 } ? low : null, true, high, false), limit, rows);
         return rows;
     }
 

@@ -37,12 +37,20 @@ public sealed partial class Transaction
     /// dependency: up to the last key returned when the limit was reached.
     /// </summary>
     /// <returns>The number of pairs appended.</returns>
-    public int Scan(byte[]? low, byte[]? high, int limit, List<KeyValuePair<byte[], byte[]>> results)
+    public int Scan(byte[]? low, byte[]? high, int limit, List<KeyValuePair<byte[], byte[]>> results) =>
+        Scan(new KeyRange(low, true, high, true), limit, results);
+
+    /// <summary>
+    /// Reads up to <paramref name="limit"/> pairs with keys in <paramref name="range"/> (each bound
+    /// inclusive or exclusive) in ascending order; the phantom dependency at serializable is
+    /// exactly the range covered, so an exclusive bound's key is not depended on.
+    /// </summary>
+    /// <returns>The number of pairs appended.</returns>
+    public int Scan(in KeyRange range, int limit, List<KeyValuePair<byte[], byte[]>> results)
     {
         EnsureRunning();
         ArgumentNullException.ThrowIfNull(results);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
-        var range = new KeyRange(low, true, high, true);
         if (range.IsEmpty)
         {
             return 0;
@@ -62,7 +70,7 @@ public sealed partial class Transaction
 
         if (Isolation == IsolationLevel.Serializable)
         {
-            var covered = count == limit ? new KeyRange(low, true, results[^1].Key, true) : range;
+            var covered = count == limit ? new KeyRange(range.Low, range.LowInclusive, results[^1].Key, true) : range;
             (_ranges ??= []).Add(covered);
         }
 
