@@ -132,7 +132,8 @@ public sealed partial class TransactionServer
         tx.Scan(range, limit, rows);
     }
 
-    private async ValueTask AdmitAsync(CancellationToken cancellationToken)
+    /// <summary>Admission control: a slot among <see cref="ServerOptions.MaxInFlight"/>, or ResourceExhausted after the timeout.</summary>
+    internal async ValueTask AdmitAsync(CancellationToken cancellationToken)
     {
         if (!await _admission.WaitAsync(_options.AdmissionTimeout, cancellationToken).ConfigureAwait(false))
         {
@@ -160,7 +161,7 @@ public sealed partial class TransactionServer
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"the transaction's intention cannot be written: {e.Message}");
             }
 
-            pending = new PendingTransaction(intention, snapshot);
+            pending = new PendingTransaction(intention);
             _localByNonce[encoded.Nonce] = pending;
             var positions = new long[encoded.Parts.Count];
             try
@@ -224,22 +225,6 @@ public sealed partial class TransactionServer
                 var rows = new List<KeyValuePair<byte[], byte[]>>();
                 tx.Scan(new KeyRange(op.Key.Length == 0 ? null : op.Key, true, op.End, false), op.Limit == 0 ? limits.MaxScanRows : op.Limit, rows);
                 return new OperationResult(rows.Count > 0, null, rows);
-        }
-    }
-
-    /// <summary>Admission for an interactive transaction's commit.</summary>
-    internal ValueTask AdmitCommitAsync(CancellationToken cancellationToken) => AdmitAsync(cancellationToken);
-
-    internal EngineException? StoppingError()
-    {
-        try
-        {
-            ThrowIfStopping();
-            return null;
-        }
-        catch (EngineException e)
-        {
-            return e;
         }
     }
 }

@@ -16,7 +16,7 @@ public sealed partial class TransactionServer
     private const int MaxStashedParts = 1 << 12;
 
     private readonly BlockingCollection<Job> _submitQueue = new(4096);
-    private readonly Dictionary<long, byte[]> _parts = [];
+    private readonly Dictionary<long, ReadOnlyMemory<byte>> _parts = [];
     private readonly Queue<long> _partOrder = new();
     private BlockingCollection<Job>[] _lanes = [];
     private long _nextPosition;
@@ -54,10 +54,12 @@ public sealed partial class TransactionServer
                     }
                 }
 
-                byte[] block;
+                ReadOnlyMemory<byte> block;
+                bool owned;
                 if (_broadcast is not null && _broadcast.TryTake(p, out var sent))
                 {
                     block = sent;
+                    owned = true;
                     _metrics.BroadcastHits++;
                 }
                 else
@@ -80,11 +82,13 @@ public sealed partial class TransactionServer
                         continue;
                     }
 
-                    block = buffer.AsSpan(0, read.Length).ToArray();
+                    // Read into the loop's buffer: only what is kept past this block is copied.
+                    block = buffer.AsMemory(0, read.Length);
+                    owned = false;
                     _metrics.LogReads++;
                 }
 
-                await HandleAsync(p, block, ct).ConfigureAwait(false);
+                await HandleAsync(p, block, owned, ct).ConfigureAwait(false);
                 Volatile.Write(ref _nextPosition, p + 1);
                 _broadcast?.DiscardBelow(p + 1);
                 idle.Restart();
@@ -116,9 +120,13 @@ public sealed partial class TransactionServer
         await _log.AppendAsync(Blocks.Control(ControlKind.Filler, []), ct).ConfigureAwait(false);
     }
 
-    private async Task HandleAsync(long position, byte[] block, CancellationToken ct)
+    /// <summary>
+    /// One block in log order. <paramref name="owned"/> false: the block lives in the reader's
+    /// buffer, so what outlives this call (a stashed part, a peer's final block) is copied.
+    /// </summary>
+    private async Task HandleAsync(long position, ReadOnlyMemory<byte> block, bool owned, CancellationToken ct)
     {
-        if (!Blocks.TryParse(block, out var kind, out var error))
+        if (!Blocks.TryParse(block.Span, out var kind, out var error))
         {
             _metrics.SkippedBlocks++;
             _logger.SkippedBlock(_options.ServerId, position, error);
@@ -128,13 +136,13 @@ public sealed partial class TransactionServer
         switch (kind)
         {
             case BlockKind.IntentionPart:
-                StashPart(position, block);
+                StashPart(position, owned ? block : block.ToArray());
                 return;
             case BlockKind.Intention:
-                await ReadIntentionAsync(position, block, ct).ConfigureAwait(false);
+                await ReadIntentionAsync(position, block, owned, ct).ConfigureAwait(false);
                 return;
             case BlockKind.Control:
-                ReadControl(position, block);
+                ReadControl(position, block.Span);
                 return;
             default:
                 // Checkpoints are for restarting servers; they take no ordinal.
@@ -142,7 +150,7 @@ public sealed partial class TransactionServer
         }
     }
 
-    private void StashPart(long position, byte[] block)
+    private void StashPart(long position, ReadOnlyMemory<byte> block)
     {
         _parts[position] = block;
         _partOrder.Enqueue(position);
@@ -152,14 +160,14 @@ public sealed partial class TransactionServer
         }
     }
 
-    private async Task ReadIntentionAsync(long position, byte[] block, CancellationToken ct)
+    private async Task ReadIntentionAsync(long position, ReadOnlyMemory<byte> block, bool owned, CancellationToken ct)
     {
         var v = ++_ordinal;
-        var job = new Job { Ordinal = v, Position = position, Final = block };
+        var job = new Job { Ordinal = v, Position = position };
         IntentionHeader header;
         try
         {
-            header = IntentionDecoder.ReadHeader(block);
+            header = IntentionDecoder.ReadHeader(block.Span);
         }
         catch (IntentionFormatException e)
         {
@@ -181,6 +189,8 @@ public sealed partial class TransactionServer
         }
         else
         {
+            // A peer's intention is decoded later, on a deserializer thread: it keeps its bytes.
+            job.Final = owned ? block : block.ToArray();
             var parts = new ReadOnlyMemory<byte>[header.PartPositions.Count];
             for (var i = 0; i < parts.Length; i++)
             {
@@ -220,7 +230,7 @@ public sealed partial class TransactionServer
         job.Intention = null;
     }
 
-    private async Task<byte[]> PartAsync(long position, CancellationToken ct)
+    private async Task<ReadOnlyMemory<byte>> PartAsync(long position, CancellationToken ct)
     {
         if (_parts.Remove(position, out var stashed))
         {
@@ -236,16 +246,16 @@ public sealed partial class TransactionServer
         try
         {
             var read = await _log.ReadAsync(position, buffer, ct).ConfigureAwait(false);
-            return read.Kind == LogEntryKind.Data ? buffer.AsSpan(0, read.Length).ToArray() : [];
+            return read.Kind == LogEntryKind.Data ? buffer.AsMemory(0, read.Length) : ReadOnlyMemory<byte>.Empty;
         }
         catch (SharedLogException e) when (e.Status is LogStatus.Trimmed or LogStatus.Failed)
         {
             // The decoder rejects the intention for its missing part, as every server does.
-            return [];
+            return ReadOnlyMemory<byte>.Empty;
         }
     }
 
-    private void ReadControl(long position, byte[] block)
+    private void ReadControl(long position, ReadOnlySpan<byte> block)
     {
         if (!ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body))
         {
@@ -342,7 +352,7 @@ public sealed partial class TransactionServer
 
         try
         {
-            job.Intention = IntentionDecoder.Decode(job.Final, job.Parts, snapshot, pool);
+            job.Intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool);
         }
         catch (IntentionFormatException e)
         {

@@ -77,7 +77,6 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _lastBarrier = lastBarrier;
         _nextPosition = readFrom;
         _metrics = new ServerMetrics(this);
-        MeldedHook = options.MeldedHook;
         _pipeline = new ThreadedPipeline(db, settings.Pipeline, new PipelineRuntime
         {
             Window = options.PipelineWindow,
@@ -87,9 +86,6 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             Threading = options.Threading,
         });
     }
-
-    /// <summary>Tests: called on the final-meld thread after each ordinal.</summary>
-    internal Action<long, MeldOutcome, DatabaseState>? MeldedHook { get; set; }
 
     /// <summary>The cluster's settings, as the log's first record states them.</summary>
     public ClusterSettings Settings => _settings;
@@ -192,7 +188,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)
     {
         _window.Advance(ordinal, current);
-        MeldedHook?.Invoke(ordinal, outcome, current);
+        _options.MeldedHook?.Invoke(ordinal, outcome, current);
         _metrics.OnMelded(outcome);
         if (_localByOrdinal.TryRemove(ordinal, out var pending))
         {
@@ -254,7 +250,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _stop.Dispose();
     }
 
-    private void ThrowIfStopping()
+    internal void ThrowIfStopping()
     {
         if (_stop.IsCancellationRequested)
         {

@@ -35,11 +35,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         lock (_lock)
         {
             EnsureOpen();
-            if (server.StoppingError() is { } stopping)
-            {
-                throw stopping;
-            }
-
+            server.ThrowIfStopping();
             _finished = true;
             if (!tx.HasWrites)
             {
@@ -50,7 +46,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
 
         try
         {
-            await server.AdmitCommitAsync(cancellationToken).ConfigureAwait(false);
+            await server.AdmitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch
         {

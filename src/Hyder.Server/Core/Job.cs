@@ -8,7 +8,7 @@ internal sealed class Job
 {
     public long Ordinal;
     public long Position;
-    public byte[] Final = [];
+    public ReadOnlyMemory<byte> Final;
     public ReadOnlyMemory<byte>[] Parts = [];
     public long SnapshotSequence;
 
@@ -39,11 +39,9 @@ internal sealed class Job
 }
 
 /// <summary>A transaction of this server awaiting its outcome.</summary>
-internal sealed class PendingTransaction(Intention intention, long snapshotSequence)
+internal sealed class PendingTransaction(Intention intention)
 {
     public Intention Intention { get; } = intention;
-
-    public long SnapshotSequence { get; } = snapshotSequence;
 
     public long Ordinal;
 

@@ -158,14 +158,15 @@ public sealed class ServerClusterTests
     [InlineData(2, 1, true)]
     public async Task EveryOrdinalGetsTheSameDecisionAndStateOnEveryServer(int t, int d, bool group)
     {
-        await using var cluster = await TestCluster.StartAsync(2, new ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = 1024 });
-        var seen = new ConcurrentDictionary<long, string>[2];
-        for (var i = 0; i < 2; i++)
+        var seen = new[] { new ConcurrentDictionary<long, string>(), new ConcurrentDictionary<long, string>() };
+        var next = 0;
+        await using var cluster = await TestCluster.StartAsync(2, new ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = 1024 }, o =>
         {
-            var record = seen[i] = new();
-            cluster.Servers[i].MeldedHook = (v, o, s) =>
-                record[v] = $"{(o.Committed ? "commit" : o.Cause + " " + o.RejectReason)}, state #{s.Sequence} {TreeInspector.StateHash(s.Root):X}";
-        }
+            // From the first ordinal on: each server records into its own dictionary.
+            var record = seen[next++];
+            o.MeldedHook = (v, m, s) =>
+                record[v] = $"{(m.Committed ? "commit" : m.Cause + " " + m.RejectReason)}, state #{s.Sequence} {TreeInspector.StateHash(s.Root):X}";
+        });
 
         await Workload(cluster, clients: 4, transactions: 40);
         await cluster.QuiesceAsync();
@@ -189,9 +190,16 @@ public sealed class ServerClusterTests
     public async Task ALateServerReplayingTheLogMakesTheSameDecisions()
     {
         var settings = new ClusterSettings { PremeldThreads = 2, Distance = 1, GroupMeld = true, BlockSize = 1024 };
-        await using var cluster = await TestCluster.StartAsync(2, settings);
         var live = new ConcurrentDictionary<long, string>();
-        cluster.Servers[0].MeldedHook = (v, o, s) => live[v] = $"{(o.Committed ? "commit" : o.Cause)} #{s.Sequence}";
+        var first = true;
+        await using var cluster = await TestCluster.StartAsync(2, settings, o =>
+        {
+            if (first)
+            {
+                o.MeldedHook = (v, m, s) => live[v] = $"{(m.Committed ? "commit" : m.Cause)} #{s.Sequence}";
+                first = false;
+            }
+        });
         await Workload(cluster, clients: 4, transactions: 40);
         await cluster.QuiesceAsync();
 
