@@ -211,35 +211,6 @@ internal sealed class PipelineLog : IPersistentNodeSource, IDisposable
     {
         // One write first, so every transaction reaches the log (and pairs stay predictable).
         tx.Put(Key(_random.Next(_config.KeySpace)), Payload());
-        var ops = _random.Next(maxOps);
-        var results = new List<KeyValuePair<byte[], byte[]>>();
-        for (var o = 0; o < ops; o++)
-        {
-            var key = Key(_random.Next(_config.KeySpace));
-            switch (_random.Next(10))
-            {
-                case < 3:
-                    tx.TryGet(key, out _);
-                    break;
-                case < 6:
-                    tx.Put(key, Payload());
-                    break;
-                case < 8:
-                    tx.Delete(key);
-                    break;
-                case 8:
-                    tx.Insert(key, Payload());
-                    break;
-                default:
-                    results.Clear();
-                    var high = Key(Math.Min(_config.KeySpace, _random.Next(_config.KeySpace) + _random.Next(20)));
-                    if (Keys.Compare(key, high) <= 0)
-                    {
-                        tx.Scan(key, high, 1 + _random.Next(10), results);
-                    }
-
-                    break;
-            }
-        }
+        RandomOperations.Run(tx, _random, _random.Next(maxOps), _config.KeySpace, Key, Payload);
     }
 }

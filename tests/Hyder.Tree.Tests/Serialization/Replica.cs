@@ -136,37 +136,6 @@ internal sealed class Replica
         }
     }
 
-    private void RandomWork(Transaction tx, int maxOps)
-    {
-        var ops = 1 + _random.Next(maxOps);
-        var results = new List<KeyValuePair<byte[], byte[]>>();
-        for (var o = 0; o < ops; o++)
-        {
-            var key = Key(_random.Next(KeySpace));
-            switch (_random.Next(10))
-            {
-                case < 3:
-                    tx.TryGet(key, out _);
-                    break;
-                case < 6:
-                    tx.Put(key, Payload());
-                    break;
-                case < 8:
-                    tx.Delete(key);
-                    break;
-                case 8:
-                    tx.Insert(key, Payload());
-                    break;
-                default:
-                    results.Clear();
-                    var high = Key(Math.Min(KeySpace, _random.Next(KeySpace) + _random.Next(20)));
-                    if (Keys.Compare(key, high) <= 0)
-                    {
-                        tx.Scan(key, high, 1 + _random.Next(10), results);
-                    }
-
-                    break;
-            }
-        }
-    }
+    private void RandomWork(Transaction tx, int maxOps) =>
+        RandomOperations.Run(tx, _random, 1 + _random.Next(maxOps), KeySpace, Key, Payload);
 }
