@@ -1,26 +1,27 @@
+using Hyder.Rpc;
 namespace Hyder.Client;
 
 /// <summary>A call to a Hyder server failed; <see cref="StatusCode"/> says how.</summary>
 public class HyderException : Exception
 {
-    /// <summary>Creates an exception with <see cref="HyderStatusCode.Unknown"/>.</summary>
+    /// <summary>Creates an exception with <see cref="StatusCode.Unknown"/>.</summary>
     public HyderException()
-        : this(HyderStatusCode.Unknown, "The call failed.")
+        : this(StatusCode.Unknown, "The call failed.")
     {
     }
 
-    /// <summary>Creates an exception with <see cref="HyderStatusCode.Unknown"/>.</summary>
+    /// <summary>Creates an exception with <see cref="StatusCode.Unknown"/>.</summary>
     /// <param name="message">What happened.</param>
     public HyderException(string message)
-        : this(HyderStatusCode.Unknown, message)
+        : this(StatusCode.Unknown, message)
     {
     }
 
-    /// <summary>Creates an exception with <see cref="HyderStatusCode.Unknown"/>.</summary>
+    /// <summary>Creates an exception with <see cref="StatusCode.Unknown"/>.</summary>
     /// <param name="message">What happened.</param>
     /// <param name="innerException">The cause.</param>
     public HyderException(string message, Exception? innerException)
-        : this(HyderStatusCode.Unknown, message, innerException)
+        : this(StatusCode.Unknown, message, innerException)
     {
     }
 
@@ -28,11 +29,11 @@ public class HyderException : Exception
     /// <param name="statusCode">The gRPC status code.</param>
     /// <param name="message">The server's status message, or what happened.</param>
     /// <param name="innerException">The cause.</param>
-    public HyderException(HyderStatusCode statusCode, string message, Exception? innerException = null)
+    public HyderException(StatusCode statusCode, string message, Exception? innerException = null)
         : base(message, innerException) => StatusCode = statusCode;
 
     /// <summary>The gRPC status code.</summary>
-    public HyderStatusCode StatusCode { get; }
+    public StatusCode StatusCode { get; }
 }
 
 /// <summary>The transaction aborted: nothing it wrote was applied. Retrying it may succeed.</summary>
@@ -55,7 +56,7 @@ public sealed class TransactionAbortedException : HyderException
     /// <param name="message">What happened.</param>
     /// <param name="innerException">The cause.</param>
     public TransactionAbortedException(string message, Exception? innerException)
-        : base(HyderStatusCode.Aborted, message, innerException)
+        : base(StatusCode.Aborted, message, innerException)
     {
     }
 
@@ -65,7 +66,7 @@ public sealed class TransactionAbortedException : HyderException
     /// <param name="ordinal">Its intention's ordinal (0 when it never reached the log).</param>
     /// <param name="snapshotSequence">The committed state it read.</param>
     public TransactionAbortedException(AbortCause cause, string detail, long ordinal, long snapshotSequence)
-        : base(HyderStatusCode.Aborted, $"The transaction aborted ({cause}): {detail}")
+        : base(StatusCode.Aborted, $"The transaction aborted ({cause}): {detail}")
     {
         Cause = cause;
         Detail = detail;
@@ -101,7 +102,7 @@ public sealed class TransactionOutcomeUnknownException : HyderException
     /// <summary>Creates an exception.</summary>
     /// <param name="message">What happened.</param>
     public TransactionOutcomeUnknownException(string message)
-        : base(HyderStatusCode.Unknown, message)
+        : base(StatusCode.Unknown, message)
     {
     }
 
@@ -109,7 +110,7 @@ public sealed class TransactionOutcomeUnknownException : HyderException
     /// <param name="message">What happened.</param>
     /// <param name="innerException">The cause.</param>
     public TransactionOutcomeUnknownException(string message, Exception? innerException)
-        : base(HyderStatusCode.Unknown, message, innerException)
+        : base(StatusCode.Unknown, message, innerException)
     {
     }
 
@@ -117,7 +118,7 @@ public sealed class TransactionOutcomeUnknownException : HyderException
     /// <param name="detail">The server's sentence.</param>
     /// <param name="ordinal">The intention's ordinal, when the server knows it.</param>
     public TransactionOutcomeUnknownException(string detail, long ordinal)
-        : base(HyderStatusCode.Unknown, $"The transaction's outcome is unknown: {detail}") => Ordinal = ordinal;
+        : base(StatusCode.Unknown, $"The transaction's outcome is unknown: {detail}") => Ordinal = ordinal;
 
     /// <summary>The intention's ordinal in the log, when known (0 otherwise).</summary>
     public long Ordinal { get; }

@@ -171,13 +171,13 @@ public sealed class HyderTransaction : IAsyncDisposable
             await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
             if (!await _call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false))
             {
-                throw new HyderException(HyderStatusCode.Internal, "The server ended the transaction without an answer.");
+                throw new HyderException(StatusCode.Internal, "The server ended the transaction without an answer.");
             }
 
             var response = _call.ResponseStream.Current;
             return response.ResponseCase == expected
                 ? response
-                : throw new HyderException(HyderStatusCode.Internal, $"The server answered {response.ResponseCase} where {expected} was due.");
+                : throw new HyderException(StatusCode.Internal, $"The server answered {response.ResponseCase} where {expected} was due.");
         }
         catch (RpcException e)
         {

@@ -44,61 +44,6 @@ public enum AbortCause
     FateShared = 7,
 }
 
-/// <summary>gRPC status codes, as <see cref="HyderException.StatusCode"/> reports them.</summary>
-public enum HyderStatusCode
-{
-    /// <summary>Not an error.</summary>
-    OK = 0,
-
-    /// <summary>The call was cancelled.</summary>
-    Cancelled = 1,
-
-    /// <summary>Unknown error (also: a transaction whose outcome is unknown).</summary>
-    Unknown = 2,
-
-    /// <summary>The request is malformed or over a limit; nothing was applied.</summary>
-    InvalidArgument = 3,
-
-    /// <summary>The deadline (<see cref="HyderClientSettings.Timeout"/>) passed.</summary>
-    DeadlineExceeded = 4,
-
-    /// <summary>Not found.</summary>
-    NotFound = 5,
-
-    /// <summary>Already exists.</summary>
-    AlreadyExists = 6,
-
-    /// <summary>Permission denied.</summary>
-    PermissionDenied = 7,
-
-    /// <summary>Admission control (too many transactions in flight) or a message over the size limit.</summary>
-    ResourceExhausted = 8,
-
-    /// <summary>The operation does not fit the transaction's state.</summary>
-    FailedPrecondition = 9,
-
-    /// <summary>The transaction aborted (<see cref="TransactionAbortedException"/>).</summary>
-    Aborted = 10,
-
-    /// <summary>Out of range.</summary>
-    OutOfRange = 11,
-
-    /// <summary>The server does not offer the method.</summary>
-    Unimplemented = 12,
-
-    /// <summary>The server failed unexpectedly.</summary>
-    Internal = 13,
-
-    /// <summary>The server is starting, stopping or unreachable.</summary>
-    Unavailable = 14,
-
-    /// <summary>Data loss.</summary>
-    DataLoss = 15,
-
-    /// <summary>Unauthenticated.</summary>
-    Unauthenticated = 16,
-}
-
 /// <summary>What an operation of a one-shot transaction does.</summary>
 public enum HyderOperationKind
 {

@@ -68,7 +68,7 @@ internal static class Wire
             case V1.TransactionStatus.OutcomeUnknown:
                 throw new TransactionOutcomeUnknownException(outcome.Detail, outcome.Ordinal);
             default:
-                throw new HyderException(HyderStatusCode.Internal, "The server's answer has no transaction outcome.");
+                throw new HyderException(StatusCode.Internal, "The server's answer has no transaction outcome.");
         }
     }
 
@@ -79,5 +79,5 @@ internal static class Wire
     public static Exception Translate(RpcException e, CancellationToken cancellationToken) =>
         cancellationToken.IsCancellationRequested
             ? new OperationCanceledException("The call was cancelled.", e, cancellationToken)
-            : new HyderException((HyderStatusCode)(int)e.StatusCode, e.Status.Detail, e);
+            : new HyderException(e.StatusCode, e.Status.Detail, e);
 }

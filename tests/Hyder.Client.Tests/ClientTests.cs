@@ -1,3 +1,4 @@
+using Hyder.Rpc;
 using Xunit;
 using static Hyder.Client.Tests.Bytes;
 
@@ -142,7 +143,7 @@ public sealed class ClientTests : IAsyncLifetime
         await first.CommitAsync();
         var e = await Assert.ThrowsAsync<TransactionAbortedException>(() => second.CommitAsync());
         Assert.Contains(e.Cause, new[] { AbortCause.WriteWrite, AbortCause.ReadWrite });
-        Assert.Equal(HyderStatusCode.Aborted, e.StatusCode);
+        Assert.Equal(StatusCode.Aborted, e.StatusCode);
         Assert.True(e.Ordinal > 0);
         Assert.False(string.IsNullOrEmpty(e.Detail));
         Assert.Equal("first", Text(_server.Engine.Peek(Of("hot"))));

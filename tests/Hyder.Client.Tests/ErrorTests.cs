@@ -28,7 +28,7 @@ public sealed class ErrorTests : IAsyncLifetime
             HyderOperation.Put(Of("applied?"), Of("1")),
             HyderOperation.Put([], Of("2")),
         ]));
-        Assert.Equal(HyderStatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Contains("operations[1].key is empty", e.Message, StringComparison.Ordinal);
         Assert.Null(Engine.Peek(Of("applied?")));
     }
@@ -53,7 +53,7 @@ public sealed class ErrorTests : IAsyncLifetime
         };
 
         var e = await Assert.ThrowsAsync<HyderException>(() => Client.ExecuteAsync(IsolationLevel.Serializable, operations));
-        Assert.Equal(HyderStatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Contains(reason, e.Message, StringComparison.Ordinal);
         Assert.Null(Engine.Peek(Of("k0")));
         Assert.Equal(0, Engine.Committed);
@@ -96,7 +96,7 @@ public sealed class ErrorTests : IAsyncLifetime
         await using var tx = await Client.BeginAsync();
         await tx.PutAsync(Of("before"), Of("1"));
         var e = await Assert.ThrowsAsync<HyderException>(() => tx.PutAsync([], Of("2")));
-        Assert.Equal(HyderStatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Contains("operation.key is empty", e.Message, StringComparison.Ordinal);
         Assert.False(tx.IsActive);
         await Assert.ThrowsAsync<InvalidOperationException>(() => tx.CommitAsync());
@@ -107,15 +107,15 @@ public sealed class ErrorTests : IAsyncLifetime
     public async Task BadReadAndScanRequestsAreInvalidArgument()
     {
         var e = await Assert.ThrowsAsync<HyderException>(() => Client.ReadAsync([Of("a"), []]));
-        Assert.Equal(HyderStatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Contains("keys[1] is empty", e.Message, StringComparison.Ordinal);
 
         e = await Assert.ThrowsAsync<HyderException>(async () => await Client.ScanAsync(null, null, -5).ToListAsync());
-        Assert.Equal(HyderStatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Contains("limit is negative", e.Message, StringComparison.Ordinal);
 
         e = await Assert.ThrowsAsync<HyderException>(() => Client.GetStateHashAsync(-1));
-        Assert.Equal(HyderStatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
     }
 
     [Fact]
@@ -124,16 +124,16 @@ public sealed class ErrorTests : IAsyncLifetime
         // 300 KiB in one message: over the fake's MaxMessageBytes (256 KiB), which ApplyLimits gave the server.
         var operations = Enumerable.Range(0, 5).Select(i => HyderOperation.Put(Of($"big{i}"), new byte[60 * 1024]));
         var e = await Assert.ThrowsAsync<HyderException>(() => Client.ExecuteAsync(IsolationLevel.Serializable, operations));
-        Assert.Equal(HyderStatusCode.ResourceExhausted, e.StatusCode);
+        Assert.Equal(StatusCode.ResourceExhausted, e.StatusCode);
         Assert.Null(Engine.Peek(Of("big0")));
     }
 
     [Theory]
-    [InlineData(EngineErrorCode.InvalidArgument, HyderStatusCode.InvalidArgument)]
-    [InlineData(EngineErrorCode.ResourceExhausted, HyderStatusCode.ResourceExhausted)]
-    [InlineData(EngineErrorCode.Unavailable, HyderStatusCode.Unavailable)]
-    [InlineData(EngineErrorCode.FailedPrecondition, HyderStatusCode.FailedPrecondition)]
-    public async Task EngineRefusalsMapToTheirStatusWithTheReason(EngineErrorCode code, HyderStatusCode expected)
+    [InlineData(EngineErrorCode.InvalidArgument, StatusCode.InvalidArgument)]
+    [InlineData(EngineErrorCode.ResourceExhausted, StatusCode.ResourceExhausted)]
+    [InlineData(EngineErrorCode.Unavailable, StatusCode.Unavailable)]
+    [InlineData(EngineErrorCode.FailedPrecondition, StatusCode.FailedPrecondition)]
+    public async Task EngineRefusalsMapToTheirStatusWithTheReason(EngineErrorCode code, StatusCode expected)
     {
         Engine.FailNext(new EngineException(code, $"the engine says {code}"));
         var e = await Assert.ThrowsAsync<HyderException>(() => Client.GetStatusAsync());
@@ -146,12 +146,12 @@ public sealed class ErrorTests : IAsyncLifetime
     {
         Engine.FailNext(new InvalidOperationException("secret connection string"));
         var e = await Assert.ThrowsAsync<HyderException>(() => Client.CheckpointAsync());
-        Assert.Equal(HyderStatusCode.Internal, e.StatusCode);
+        Assert.Equal(StatusCode.Internal, e.StatusCode);
         Assert.DoesNotContain("secret", e.Message, StringComparison.Ordinal);
 
         Engine.FailNext(new InvalidOperationException("secret"));
         e = await Assert.ThrowsAsync<HyderException>(() => Client.BeginAsync());
-        Assert.Equal(HyderStatusCode.Internal, e.StatusCode);
+        Assert.Equal(StatusCode.Internal, e.StatusCode);
         Assert.DoesNotContain("secret", e.Message, StringComparison.Ordinal);
     }
 
@@ -167,7 +167,7 @@ public sealed class ErrorTests : IAsyncLifetime
         }
 
         var e = await Assert.ThrowsAsync<HyderException>(() => Client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Put(Of("second"), Of("2"))]));
-        Assert.Equal(HyderStatusCode.ResourceExhausted, e.StatusCode);
+        Assert.Equal(StatusCode.ResourceExhausted, e.StatusCode);
 
         Engine.CommitGate.SetResult();
         await first;
@@ -180,7 +180,7 @@ public sealed class ErrorTests : IAsyncLifetime
     {
         await using var server = await TestServer.StartAsync(configure: s => s with { Timeout = TimeSpan.FromMilliseconds(300) });
         var e = await Assert.ThrowsAsync<HyderException>(() => server.Client.GetStateHashAsync(atLeastOrdinal: 1_000_000));
-        Assert.Equal(HyderStatusCode.DeadlineExceeded, e.StatusCode);
+        Assert.Equal(StatusCode.DeadlineExceeded, e.StatusCode);
     }
 
     [Fact]
