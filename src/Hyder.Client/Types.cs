@@ -42,6 +42,12 @@ public enum AbortCause
 
     /// <summary>Group meld: the pair depended on different versions of one key, so both aborted.</summary>
     FateShared = 7,
+
+    /// <summary>The snapshot was further behind than the cluster keeps states; retry on a newer one.</summary>
+    SnapshotTooOld = 8,
+
+    /// <summary>The snapshot preceded a checkpoint barrier written meanwhile; retry.</summary>
+    SnapshotBeforeCheckpoint = 9,
 }
 
 /// <summary>What an operation of a one-shot transaction does.</summary>
