@@ -19,6 +19,7 @@ internal sealed class StateWindow
     private readonly Dictionary<long, DatabaseState> _bySequence = [];
     private readonly Lock _lock = new();
     private long _newest = -1;
+    private long _oldest = long.MaxValue;
 
     public StateWindow(Database database, int window)
     {
@@ -47,6 +48,12 @@ internal sealed class StateWindow
     /// </summary>
     public void Advance(long ordinal, DatabaseState current)
     {
+        // Most ordinals change nothing here (an abort, or the window not yet full): no lock.
+        if (current.Sequence <= _newest && _oldest >= ordinal - _window - 1)
+        {
+            return;
+        }
+
         lock (_lock)
         {
             if (current.Sequence > _newest)
@@ -63,6 +70,8 @@ internal sealed class StateWindow
                 _bySequence.Remove(old.Sequence);
                 _database.Release(old);
             }
+
+            _oldest = _states.Peek().Sequence;
         }
     }
 
