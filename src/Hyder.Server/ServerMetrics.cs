@@ -16,6 +16,7 @@ public sealed class ServerMetrics : IDisposable
     private readonly long[] _aborts = new long[16];
     private long _commits;
     private long _conflictZone;
+    private readonly long[] _counts = new long[(int)Counter.Count];
 
     internal ServerMetrics(TransactionServer server)
     {
@@ -61,40 +62,43 @@ public sealed class ServerMetrics : IDisposable
     public long ConflictZoneTotal => Volatile.Read(ref _conflictZone);
 
     /// <summary>Intentions this server appended.</summary>
-    public long Appended { get; internal set; }
+    public long Appended => Volatile.Read(ref _counts[(int)Counter.Appended]);
 
     /// <summary>Read-only transactions committed locally.</summary>
-    public long ReadOnlyCommits { get; internal set; }
+    public long ReadOnlyCommits => Volatile.Read(ref _counts[(int)Counter.ReadOnlyCommits]);
 
     /// <summary>Transactions refused by admission control.</summary>
-    public long Refused { get; internal set; }
+    public long Refused => Volatile.Read(ref _counts[(int)Counter.Refused]);
 
     /// <summary>Transactions whose outcome could not be learnt.</summary>
-    public long Unknown { get; internal set; }
+    public long Unknown => Volatile.Read(ref _counts[(int)Counter.Unknown]);
 
     /// <summary>Blocks taken from broadcasts.</summary>
-    public long BroadcastHits { get; internal set; }
+    public long BroadcastHits => Volatile.Read(ref _counts[(int)Counter.BroadcastHits]);
 
     /// <summary>Blocks read from the log.</summary>
-    public long LogReads { get; internal set; }
+    public long LogReads => Volatile.Read(ref _counts[(int)Counter.LogReads]);
 
     /// <summary>Blocks skipped as not Hyder's (no ordinal).</summary>
-    public long SkippedBlocks { get; internal set; }
+    public long SkippedBlocks => Volatile.Read(ref _counts[(int)Counter.SkippedBlocks]);
 
     /// <summary>Intentions the decoder rejected.</summary>
-    public long RejectedBlocks { get; internal set; }
+    public long RejectedBlocks => Volatile.Read(ref _counts[(int)Counter.RejectedBlocks]);
 
     /// <summary>Fillers this server appended.</summary>
-    public long Fillers { get; internal set; }
+    public long Fillers => Volatile.Read(ref _counts[(int)Counter.Fillers]);
 
     /// <summary>Flush intentions this server committed.</summary>
-    public long Flushes { get; internal set; }
+    public long Flushes => Volatile.Read(ref _counts[(int)Counter.Flushes]);
 
     /// <summary>Ephemeral nodes its flushes copied.</summary>
-    public long FlushedNodes { get; internal set; }
+    public long FlushedNodes => Volatile.Read(ref _counts[(int)Counter.FlushedNodes]);
 
     /// <summary>Checkpoints this server wrote.</summary>
-    public long Checkpoints { get; internal set; }
+    public long Checkpoints => Volatile.Read(ref _counts[(int)Counter.Checkpoints]);
+
+    /// <summary>Counts <paramref name="n"/> events; any thread (executors, reader, deserializers and background work all count).</summary>
+    internal void Add(Counter counter, long n = 1) => Interlocked.Add(ref _counts[(int)counter], n);
 
     internal void OnMelded(in MeldOutcome outcome)
     {
@@ -147,4 +151,22 @@ public sealed class ServerMetrics : IDisposable
 
     /// <inheritdoc/>
     public void Dispose() => _meter.Dispose();
+}
+
+/// <summary>The server's event counters (indices into <see cref="ServerMetrics"/>' table).</summary>
+internal enum Counter
+{
+    Appended,
+    ReadOnlyCommits,
+    Refused,
+    Unknown,
+    BroadcastHits,
+    LogReads,
+    SkippedBlocks,
+    RejectedBlocks,
+    Fillers,
+    Flushes,
+    FlushedNodes,
+    Checkpoints,
+    Count,
 }

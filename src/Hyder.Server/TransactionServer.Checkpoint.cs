@@ -63,7 +63,7 @@ public sealed partial class TransactionServer
             }
 
             var at = await _log.AppendAsync(encoded.Finish(positions), _stop.Token).ConfigureAwait(false);
-            _metrics.Checkpoints++;
+            _metrics.Add(Counter.Checkpoints);
             _logger.CheckpointWritten(_options.ServerId, barrier.Ordinal, at, positions.Length + 1);
             request.Done.TrySetResult(barrier.Ordinal);
         }
@@ -137,8 +137,8 @@ public sealed partial class TransactionServer
         var outcome = await AppendAndWaitAsync(intention, snapshot, [], cancellationToken).ConfigureAwait(false);
         if (outcome.Status == TransactionStatus.Committed)
         {
-            _metrics.Flushes++;
-            _metrics.FlushedNodes += keys.Count;
+            _metrics.Add(Counter.Flushes);
+            _metrics.Add(Counter.FlushedNodes, keys.Count);
         }
 
         return keys.Count;

@@ -51,7 +51,7 @@ public sealed partial class TransactionServer
 
             if (intention is null)
             {
-                _metrics.ReadOnlyCommits++;
+                _metrics.Add(Counter.ReadOnlyCommits);
                 return new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, 0, snapshot, results);
             }
 
@@ -137,7 +137,7 @@ public sealed partial class TransactionServer
     {
         if (!await _admission.WaitAsync(_options.AdmissionTimeout, cancellationToken).ConfigureAwait(false))
         {
-            _metrics.Refused++;
+            _metrics.Add(Counter.Refused);
             throw new EngineException(
                 EngineErrorCode.ResourceExhausted,
                 $"server {_options.ServerId} has {_options.MaxInFlight} transactions awaiting their outcome; retry later");
@@ -178,11 +178,11 @@ public sealed partial class TransactionServer
             }
             catch (Exception e) when (e is not OperationCanceledException)
             {
-                _metrics.Unknown++;
+                _metrics.Add(Counter.Unknown);
                 return new TransactionOutcome(TransactionStatus.Unknown, AbortCause.None, $"appending the intention failed: {e.Message}", 0, snapshot, results);
             }
 
-            _metrics.Appended++;
+            _metrics.Add(Counter.Appended);
             MeldOutcome outcome;
             try
             {

@@ -60,7 +60,7 @@ public sealed partial class TransactionServer
                 {
                     block = sent;
                     owned = true;
-                    _metrics.BroadcastHits++;
+                    _metrics.Add(Counter.BroadcastHits);
                 }
                 else
                 {
@@ -85,7 +85,7 @@ public sealed partial class TransactionServer
                     // Read into the loop's buffer: only what is kept past this block is copied.
                     block = buffer.AsMemory(0, read.Length);
                     owned = false;
-                    _metrics.LogReads++;
+                    _metrics.Add(Counter.LogReads);
                 }
 
                 await HandleAsync(p, block, owned, ct).ConfigureAwait(false);
@@ -116,7 +116,7 @@ public sealed partial class TransactionServer
         }
 
         _fillerFor = _ordinal;
-        _metrics.Fillers++;
+        _metrics.Add(Counter.Fillers);
         await _log.AppendAsync(Blocks.Control(ControlKind.Filler, []), ct).ConfigureAwait(false);
     }
 
@@ -128,7 +128,7 @@ public sealed partial class TransactionServer
     {
         if (!Blocks.TryParse(block.Span, out var kind, out var error))
         {
-            _metrics.SkippedBlocks++;
+            _metrics.Add(Counter.SkippedBlocks);
             _logger.SkippedBlock(_options.ServerId, position, error);
             return;
         }
@@ -259,7 +259,7 @@ public sealed partial class TransactionServer
     {
         if (!ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body))
         {
-            _metrics.SkippedBlocks++;
+            _metrics.Add(Counter.SkippedBlocks);
             _logger.SkippedBlock(_options.ServerId, position, "a control record of an unknown kind");
             return;
         }
@@ -358,7 +358,7 @@ public sealed partial class TransactionServer
         {
             job.IsDecided = true;
             job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
-            _metrics.RejectedBlocks++;
+            _metrics.Add(Counter.RejectedBlocks);
         }
         finally
         {
