@@ -1,0 +1,43 @@
+namespace Hyder.Tree.Commutative;
+
+/// <summary>What a <see cref="ISplitTable"/> did with a key's operations.</summary>
+public enum SplitStatus : byte
+{
+    /// <summary>The key is not split: final meld applies the operations to the tree.</summary>
+    NotSplit = 0,
+
+    /// <summary>The table staged the operations; the tree's node for the key stays as it is.</summary>
+    Staged = 1,
+
+    /// <summary>A bounded Add would leave its bounds against the table's value: the intention aborts.</summary>
+    BoundViolated = 2,
+
+    /// <summary>An operation does not apply to the table's value: the intention aborts.</summary>
+    TypeMismatch = 3,
+}
+
+/// <summary>
+/// The seam for Doppel's split phase (002 §5; docs/doppel.md, "The seam"): a per-key side table that
+/// final meld hands the operations of split keys to, instead of copying the path to the key. Only
+/// final meld with <see cref="Meld.MeldOperator.Apply"/> consults it; premeld and group meld carry
+/// operations unchanged. The table must be deterministic: every server stages the same operations
+/// in the same order and so reaches the same table.
+/// </summary>
+/// <remarks>
+/// Final meld calls <see cref="Stage"/> for each key with operations, in key order within an
+/// intention and in log order across intentions, before it knows whether the intention commits;
+/// then exactly one of <see cref="Commit"/> (the intention committed) or <see cref="Abort"/>.
+/// Reconciliation (merging the table into the tree at a deterministic log position), the choice of
+/// split keys and stashing readers of split keys belong to the implementation (src/Hyder.Doppel).
+/// </remarks>
+public interface ISplitTable
+{
+    /// <summary>Offers the operations on <paramref name="key"/> of intention <paramref name="ordinal"/> (an operation list, docs/doppel.md).</summary>
+    SplitStatus Stage(byte[] key, ReadOnlySpan<byte> operations, long ordinal);
+
+    /// <summary>The intention whose operations were staged since the last call committed: keep them.</summary>
+    void Commit(long ordinal);
+
+    /// <summary>The intention aborted (or was rejected): drop what it staged.</summary>
+    void Abort(long ordinal);
+}

@@ -1,0 +1,445 @@
+using System.Buffers.Binary;
+
+namespace Hyder.Tree.Commutative;
+
+/// <summary>
+/// The payload of a node that carries operations (<see cref="NodeFlags.Operations"/>): one or more
+/// operations back to back, to the end of the payload (docs/doppel.md, "Operation lists"). Appending
+/// is concatenation, so group meld joins two lists without decoding them.
+/// </summary>
+/// <remarks>
+/// Per operation: the kind byte, then Put: bytes; Clear: nothing; Add: i64 delta, a bounds byte
+/// (bit 0 min follows, bit 1 max follows), the bounds present (i64 each); Max, Min: i64 operand;
+/// OPut: i64 order, bytes; TopKInsert: varint K (1..1024), i64 order, bytes. Integers are
+/// little-endian; bytes are a varint length and the bytes.
+/// </remarks>
+public static class OperationList
+{
+    /// <summary>The list holding <paramref name="operations"/>, in order (at least one).</summary>
+    public static byte[] Encode(params ReadOnlySpan<Operation> operations)
+    {
+        if (operations.IsEmpty)
+        {
+            ThrowHelper.ThrowArgument(nameof(operations), "an operation list holds at least one operation");
+        }
+
+        var size = 0;
+        foreach (var op in operations)
+        {
+            size += SizeOf(op);
+        }
+
+        var list = new byte[size];
+        var at = 0;
+        foreach (var op in operations)
+        {
+            at += Write(list.AsSpan(at), op);
+        }
+
+        return list;
+    }
+
+    /// <summary><paramref name="list"/> followed by <paramref name="operation"/> (a new array).</summary>
+    public static byte[] Append(ReadOnlySpan<byte> list, in Operation operation)
+    {
+        var result = new byte[list.Length + SizeOf(operation)];
+        list.CopyTo(result);
+        Write(result.AsSpan(list.Length), operation);
+        return result;
+    }
+
+    /// <summary><paramref name="first"/>'s operations, then <paramref name="second"/>'s (a new array).</summary>
+    public static byte[] Concat(ReadOnlySpan<byte> first, ReadOnlySpan<byte> second)
+    {
+        var result = new byte[first.Length + second.Length];
+        first.CopyTo(result);
+        second.CopyTo(result.AsSpan(first.Length));
+        return result;
+    }
+
+    /// <summary>Every operation of a well-formed list (tests, dumps).</summary>
+    public static List<Operation> Decode(ReadOnlySpan<byte> list)
+    {
+        var result = new List<Operation>();
+        var r = new OperationReader(list);
+        while (r.Next())
+        {
+            result.Add(r.Current);
+        }
+
+        if (r.Error is { } error)
+        {
+            ThrowHelper.ThrowArgument(nameof(list), error);
+        }
+
+        return result;
+    }
+
+    /// <summary>Null when <paramref name="list"/> is a well-formed, non-empty operation list; otherwise why not.</summary>
+    public static string? Check(ReadOnlySpan<byte> list)
+    {
+        if (list.IsEmpty)
+        {
+            return "the operation list is empty";
+        }
+
+        var r = new OperationReader(list);
+        while (r.Next())
+        {
+        }
+
+        return r.Error;
+    }
+
+    /// <summary>True when the (well-formed) list holds an ordinary write (Put or Clear).</summary>
+    public static bool HasWrite(ReadOnlySpan<byte> list)
+    {
+        var r = new OperationReader(list);
+        while (r.Next())
+        {
+            if (r.Kind is OperationKind.Put or OperationKind.Clear)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Operations in the (well-formed) list.</summary>
+    public static int Count(ReadOnlySpan<byte> list)
+    {
+        var r = new OperationReader(list);
+        var n = 0;
+        while (r.Next())
+        {
+            n++;
+        }
+
+        return n;
+    }
+
+    /// <summary>A readable form of the list (dumps, failure messages).</summary>
+    public static string Format(ReadOnlySpan<byte> list)
+    {
+        var r = new OperationReader(list);
+        var parts = new List<string>();
+        while (r.Next())
+        {
+            parts.Add(r.Current.ToString());
+        }
+
+        return r.Error is null ? $"[{string.Join(", ", parts)}]" : $"[{string.Join(", ", parts)}, malformed: {r.Error}]";
+    }
+
+    private static int SizeOf(in Operation op) => 1 + op.Kind switch
+    {
+        OperationKind.Put => BytesSize(op.Value!),
+        OperationKind.Clear => 0,
+        OperationKind.Add => 8 + 1 + (op.Min != long.MinValue ? 8 : 0) + (op.Max != long.MaxValue ? 8 : 0),
+        OperationKind.Max or OperationKind.Min => 8,
+        OperationKind.OPut => 8 + BytesSize(op.Value!),
+        _ => VarintSize((ulong)op.K) + 8 + BytesSize(op.Value!),
+    };
+
+    private static int Write(Span<byte> to, in Operation op)
+    {
+        to[0] = (byte)op.Kind;
+        var at = 1;
+        switch (op.Kind)
+        {
+            case OperationKind.Put:
+                at += WriteBytes(to[at..], op.Value!);
+                break;
+            case OperationKind.Clear:
+                break;
+            case OperationKind.Add:
+                BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
+                at += 8;
+                var hasMin = op.Min != long.MinValue;
+                var hasMax = op.Max != long.MaxValue;
+                to[at++] = (byte)((hasMin ? 1 : 0) | (hasMax ? 2 : 0));
+                if (hasMin)
+                {
+                    BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Min);
+                    at += 8;
+                }
+
+                if (hasMax)
+                {
+                    BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Max);
+                    at += 8;
+                }
+
+                break;
+            case OperationKind.Max or OperationKind.Min:
+                BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
+                at += 8;
+                break;
+            case OperationKind.OPut:
+                BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
+                at += 8;
+                at += WriteBytes(to[at..], op.Value!);
+                break;
+            default:
+                at += WriteVarint(to[at..], (ulong)op.K);
+                BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
+                at += 8;
+                at += WriteBytes(to[at..], op.Value!);
+                break;
+        }
+
+        return at;
+    }
+
+    internal static int VarintSize(ulong v)
+    {
+        var n = 1;
+        while (v >= 0x80)
+        {
+            v >>= 7;
+            n++;
+        }
+
+        return n;
+    }
+
+    internal static int WriteVarint(Span<byte> to, ulong v)
+    {
+        var at = 0;
+        while (v >= 0x80)
+        {
+            to[at++] = (byte)(v | 0x80);
+            v >>= 7;
+        }
+
+        to[at++] = (byte)v;
+        return at;
+    }
+
+    private static int BytesSize(byte[] value) => VarintSize((ulong)value.Length) + value.Length;
+
+    private static int WriteBytes(Span<byte> to, ReadOnlySpan<byte> value)
+    {
+        var at = WriteVarint(to, (ulong)value.Length);
+        value.CopyTo(to[at..]);
+        return at + value.Length;
+    }
+}
+
+/// <summary>
+/// Reads an operation list in place, without allocating (meld's hot path). <see cref="Next"/> is
+/// false at the end or at the first malformed byte; <see cref="Error"/> then says which.
+/// </summary>
+public ref struct OperationReader
+{
+    private readonly ReadOnlySpan<byte> _list;
+    private int _at;
+
+    /// <summary>Reads <paramref name="list"/>.</summary>
+    public OperationReader(ReadOnlySpan<byte> list)
+    {
+        _list = list;
+        _at = 0;
+        Kind = default;
+        Number = 0;
+        Min = long.MinValue;
+        Max = long.MaxValue;
+        K = 0;
+        Value = default;
+        Error = null;
+    }
+
+    /// <summary>The current operation's kind.</summary>
+    public OperationKind Kind { get; private set; }
+
+    /// <summary>The current operation's delta, operand or order.</summary>
+    public long Number { get; private set; }
+
+    /// <summary>The current Add's lower bound.</summary>
+    public long Min { get; private set; }
+
+    /// <summary>The current Add's upper bound.</summary>
+    public long Max { get; private set; }
+
+    /// <summary>The current TopKInsert's K.</summary>
+    public int K { get; private set; }
+
+    /// <summary>The current Put's, OPut's or TopKInsert's value.</summary>
+    public ReadOnlySpan<byte> Value { get; private set; }
+
+    /// <summary>Why reading stopped early, or null.</summary>
+    public string? Error { get; private set; }
+
+    /// <summary>The current operation as a value (allocates its bytes).</summary>
+    public readonly Operation Current => Kind switch
+    {
+        OperationKind.Put => Operation.Put(Value.ToArray()),
+        OperationKind.Clear => Operation.Clear(),
+        OperationKind.Add => Operation.Add(Number, Min == long.MinValue ? null : Min, Max == long.MaxValue ? null : Max),
+        OperationKind.Max => Operation.MaxOf(Number),
+        OperationKind.Min => Operation.MinOf(Number),
+        OperationKind.OPut => Operation.OPut(Number, Value.ToArray()),
+        _ => Operation.TopKInsert(K, Number, Value.ToArray()),
+    };
+
+    /// <summary>Moves to the next operation; false at the end of the list or on a malformed one.</summary>
+    public bool Next()
+    {
+        if (Error is not null || _at >= _list.Length)
+        {
+            return false;
+        }
+
+        var start = _at;
+        var kind = (OperationKind)_list[_at++];
+        Min = long.MinValue;
+        Max = long.MaxValue;
+        Number = 0;
+        K = 0;
+        Value = default;
+        switch (kind)
+        {
+            case OperationKind.Put:
+                if (!ReadBytes(out var put))
+                {
+                    return Fail(start, "Put value is truncated");
+                }
+
+                Value = put;
+                break;
+            case OperationKind.Clear:
+                break;
+            case OperationKind.Add:
+                if (!ReadInt64(out var delta) || _at >= _list.Length)
+                {
+                    return Fail(start, "Add is truncated");
+                }
+
+                Number = delta;
+                var bounds = _list[_at++];
+                if ((bounds & ~3) != 0)
+                {
+                    return Fail(start, $"Add has invalid bound bits {bounds:X2}");
+                }
+
+                if ((bounds & 1) != 0)
+                {
+                    if (!ReadInt64(out var min) || min == long.MinValue)
+                    {
+                        return Fail(start, "Add's lower bound is truncated or not a bound");
+                    }
+
+                    Min = min;
+                }
+
+                if ((bounds & 2) != 0)
+                {
+                    if (!ReadInt64(out var max) || max == long.MaxValue)
+                    {
+                        return Fail(start, "Add's upper bound is truncated or not a bound");
+                    }
+
+                    Max = max;
+                }
+
+                if (Min > Max)
+                {
+                    return Fail(start, $"Add's bounds [{Min}, {Max}] are empty");
+                }
+
+                break;
+            case OperationKind.Max or OperationKind.Min:
+                if (!ReadInt64(out var operand))
+                {
+                    return Fail(start, $"{kind} is truncated");
+                }
+
+                Number = operand;
+                break;
+            case OperationKind.OPut:
+                if (!ReadInt64(out var order) || !ReadBytes(out var oput))
+                {
+                    return Fail(start, "OPut is truncated");
+                }
+
+                Number = order;
+                Value = oput;
+                break;
+            case OperationKind.TopKInsert:
+                if (!ReadVarint(out var k) || k is < 1 or > Operation.MaxTopK)
+                {
+                    return Fail(start, $"TopKInsert's K is truncated or outside 1..{Operation.MaxTopK}");
+                }
+
+                if (!ReadInt64(out var topOrder) || !ReadBytes(out var top))
+                {
+                    return Fail(start, "TopKInsert is truncated");
+                }
+
+                K = (int)k;
+                Number = topOrder;
+                Value = top;
+                break;
+            default:
+                return Fail(start, $"unknown operation kind {(byte)kind}");
+        }
+
+        Kind = kind;
+        return true;
+    }
+
+    private bool Fail(int at, string why)
+    {
+        Error = $"operation at byte {at}: {why}";
+        return false;
+    }
+
+    private bool ReadInt64(out long v)
+    {
+        if (_list.Length - _at < 8)
+        {
+            v = 0;
+            return false;
+        }
+
+        v = BinaryPrimitives.ReadInt64LittleEndian(_list[_at..]);
+        _at += 8;
+        return true;
+    }
+
+    private bool ReadVarint(out ulong v)
+    {
+        v = 0;
+        for (var shift = 0; shift < 35; shift += 7)
+        {
+            if (_at >= _list.Length)
+            {
+                return false;
+            }
+
+            var b = _list[_at++];
+            v |= (ulong)(b & 0x7F) << shift;
+            if (b < 0x80)
+            {
+                // Shortest form only, as everywhere in the format.
+                return b != 0 || shift == 0;
+            }
+        }
+
+        return false;
+    }
+
+    private bool ReadBytes(out ReadOnlySpan<byte> bytes)
+    {
+        bytes = default;
+        if (!ReadVarint(out var n) || n > (ulong)(_list.Length - _at))
+        {
+            return false;
+        }
+
+        bytes = _list.Slice(_at, (int)n);
+        _at += (int)n;
+        return true;
+    }
+}
