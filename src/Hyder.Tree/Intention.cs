@@ -102,6 +102,12 @@ public sealed class Intention
     /// </summary>
     public bool HasDeferredChecks { get; private init; }
 
+    /// <summary>
+    /// True when some node carries operations (<see cref="NodeFlags.Operations"/>): final meld must
+    /// apply them, so it never takes the serial shortcut for such an intention (docs/doppel.md).
+    /// </summary>
+    public bool HasOperations { get; internal init; }
+
     /// <summary>True once <see cref="IntentionValidator"/> accepted it (premeld outputs count as checked).</summary>
     public bool IsValidated { get; internal set; }
 
@@ -118,6 +124,7 @@ public sealed class Intention
             ExecutorToken = ExecutorToken,
             IsPremelded = true,
             IsValidated = true,
+            HasOperations = HasOperations,
             PhantomBase = PhantomBase,
             HasDeferredChecks = deferred,
             SecondSnapshot = SecondSnapshot,
@@ -138,6 +145,7 @@ public sealed class Intention
             Position = second.Position,
             IsPremelded = first.IsPremelded || second.IsPremelded,
             IsValidated = true,
+            HasOperations = first.HasOperations || second.HasOperations,
             PhantomBase = first.PhantomBase,
             HasDeferredChecks = true,
             SecondSnapshot = second.Snapshot,

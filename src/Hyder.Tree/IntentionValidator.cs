@@ -17,7 +17,13 @@ public static class IntentionValidator
             Reject(intention, "it is not sealed at a log position");
         }
 
-        Subtree(intention, intention.Root, null, null);
+        Subtree(intention, intention.Root, null, null, out var operations);
+        if (operations != intention.HasOperations)
+        {
+            // Final meld's serial shortcut trusts the flag: a list must never be grafted unapplied.
+            Reject(intention, operations ? "it holds operations it does not declare" : "it declares operations it does not hold");
+        }
+
         Deletes(intention);
         foreach (var r in intention.RootRanges)
         {
@@ -30,9 +36,10 @@ public static class IntentionValidator
         intention.IsValidated = true;
     }
 
-    /// <returns>The subtree's height.</returns>
-    private static int Subtree(Intention i, Node? n, byte[]? low, byte[]? high)
+    /// <returns>The subtree's height; <paramref name="operations"/> says whether an inside node of it carries operations.</returns>
+    private static int Subtree(Intention i, Node? n, byte[]? low, byte[]? high, out bool operations)
     {
+        operations = false;
         if (n is null)
         {
             return 0;
@@ -61,8 +68,16 @@ public static class IntentionValidator
         }
 
         Metadata(i, n);
-        var hl = Subtree(i, n.Left, low, n.Key);
-        var hr = Subtree(i, n.Right, n.Key, high);
+        var hl = Subtree(i, n.Left, low, n.Key, out var leftOperations);
+        var hr = Subtree(i, n.Right, n.Key, high, out var rightOperations);
+        operations = n.HasOperations || leftOperations || rightOperations;
+        if (operations && (n.Ssv.IsSome || n.SubtreeIsOnlyReadDependent))
+        {
+            // Meld grafts a subtree by its SSV and skips a read-only one: either would put an
+            // operation list into the state unapplied (docs/doppel.md).
+            Reject(i, $"node {Keys.Format(n.Key)} holds operations in its subtree but claims a structure version or a read-only subtree");
+        }
+
         if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
         {
             Reject(i, $"node {Keys.Format(n.Key)} has height {n.Height} over children of heights {hl} and {hr}");
@@ -100,9 +115,22 @@ public static class IntentionValidator
             Reject(i, $"node {key} is marked as recycled");
         }
 
-        if (!n.Altered && !n.Scv.IsSome)
+        if (!n.Altered && !n.HasOperations && !n.Scv.IsSome)
         {
             Reject(i, $"node {key} was neither written nor copied from a source (no content version)");
+        }
+
+        if (n.HasOperations)
+        {
+            if (Commutative.OperationList.Check(n.Payload) is { } malformed)
+            {
+                Reject(i, $"node {key} carries a malformed operation list: {malformed}");
+            }
+
+            if (n.Altered != Commutative.OperationList.HasWrite(n.Payload))
+            {
+                Reject(i, $"node {key} is {(n.Altered ? "" : "not ")}a write but its operation list {(n.Altered ? "holds no" : "holds a")} put or delete");
+            }
         }
 
         if (n.DependsOn && !n.Scv.IsSome)

@@ -86,6 +86,9 @@ public sealed class Node
     /// <summary>DependsOnTree flag.</summary>
     public bool DependsOnTree => (Flags & NodeFlags.DependsOnTree) != 0;
 
+    /// <summary>True when the payload is an operation list (<see cref="NodeFlags.Operations"/>).</summary>
+    public bool HasOperations => (Flags & NodeFlags.Operations) != 0;
+
     /// <summary>SubtreeIsOnlyReadDependent flag.</summary>
     public bool SubtreeIsOnlyReadDependent => (Flags & NodeFlags.SubtreeIsOnlyReadDependent) != 0;
 

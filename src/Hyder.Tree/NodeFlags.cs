@@ -28,6 +28,13 @@ public enum NodeFlags : byte
     /// </summary>
     Grafted = 1 << 5,
 
+    /// <summary>
+    /// The payload is an operation list (docs/doppel.md): commutative operations, and any ordinary
+    /// write the transaction made around them, that final meld applies to the key's value at the
+    /// intention's place in the log. Never in a state; never grafted (no SSV on it or above it).
+    /// </summary>
+    Operations = 1 << 6,
+
     /// <summary>Debug and safety: the node is in a pool and must not be reached.</summary>
     Pooled = 1 << 7,
 }

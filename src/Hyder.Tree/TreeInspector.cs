@@ -80,7 +80,7 @@ public static class TreeInspector
     /// <summary>
     /// Checks a published state: keys strictly increasing, exact AVL heights with balance at most 1,
     /// every node versioned, no pooled node, no read-only intention copy (docs/meld.md explains why
-    /// a state never holds one). Throws <see cref="InvariantViolationException"/> naming the fault.
+    /// a state never holds one), no unapplied operation list (docs/doppel.md). Throws <see cref="InvariantViolationException"/> naming the fault.
     /// </summary>
     public static void ValidateState(Node? root)
     {
@@ -127,6 +127,11 @@ public static class TreeInspector
         if (n.SubtreeIsOnlyReadDependent)
         {
             ThrowHelper.ThrowInvariant($"node {Keys.Format(n.Key)} is a read-only intention copy inside a state");
+        }
+
+        if (n.HasOperations)
+        {
+            ThrowHelper.ThrowInvariant($"node {Keys.Format(n.Key)} holds an operation list inside a state (meld did not apply it)");
         }
 
         return height;

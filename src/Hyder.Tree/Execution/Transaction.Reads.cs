@@ -1,3 +1,5 @@
+using Hyder.Tree.Commutative;
+
 namespace Hyder.Tree;
 
 public sealed partial class Transaction
@@ -9,7 +11,8 @@ public sealed partial class Transaction
         EnsureRunning();
         ValidateKey(key);
         var found = Find(key);
-        if (found is null)
+        var view = found is null ? null : ViewOf(found);
+        if (view is null)
         {
             if (Isolation == IsolationLevel.Serializable)
             {
@@ -23,10 +26,10 @@ public sealed partial class Transaction
 
         if (TracksReads)
         {
-            found = MarkRead(key);
+            ReadMark(key);
         }
 
-        payload = found.Payload;
+        payload = view;
         return true;
     }
 
@@ -63,8 +66,8 @@ public sealed partial class Transaction
         {
             for (var i = start; i < results.Count; i++)
             {
-                var marked = MarkRead(results[i].Key);
-                results[i] = new KeyValuePair<byte[], byte[]>(marked.Key, marked.Payload);
+                var marked = ReadMark(results[i].Key);
+                results[i] = new KeyValuePair<byte[], byte[]>(marked.Key, ViewOf(marked)!);
             }
         }
 
@@ -77,7 +80,7 @@ public sealed partial class Transaction
         return count;
     }
 
-    private static void Collect(Node? n, in KeyRange range, int until, List<KeyValuePair<byte[], byte[]>> results)
+    private void Collect(Node? n, in KeyRange range, int until, List<KeyValuePair<byte[], byte[]>> results)
     {
         while (n is not null && results.Count < until)
         {
@@ -99,13 +102,49 @@ public sealed partial class Transaction
                 return;
             }
 
-            results.Add(new KeyValuePair<byte[], byte[]>(n.Key, n.Payload));
+            if (ViewOf(n) is { } view)
+            {
+                results.Add(new KeyValuePair<byte[], byte[]>(n.Key, view));
+            }
+
             n = n.Right;
         }
     }
 
     /// <summary>The working tree's node for the key, without copying anything.</summary>
     private Node? Find(byte[] key) => Keys.Find(_root, key);
+
+    /// <summary>
+    /// What the transaction sees of a node of its working tree: the payload, or for a node with
+    /// operations the snapshot's value with them applied (null: absent). An operation that will
+    /// make meld abort the transaction is skipped here.
+    /// </summary>
+    private static byte[]? ViewOf(Node n)
+    {
+        if (!n.HasOperations)
+        {
+            return n.Payload;
+        }
+
+        OperationFold.Apply(n.Payload, n.Source?.Payload, out var view, lenient: true);
+        return view;
+    }
+
+    /// <summary>
+    /// Marks a read of a present key (<see cref="MarkRead"/>); a key whose value the transaction
+    /// sees through its own pending operations on a key absent from its snapshot depends, at
+    /// serializable, on that absence (a point range), as an absent-key read does.
+    /// </summary>
+    private Node ReadMark(byte[] key)
+    {
+        var n = MarkRead(key);
+        if (n.HasOperations && !n.Altered && !n.Scv.IsSome && Isolation == IsolationLevel.Serializable)
+        {
+            (_ranges ??= []).Add(KeyRange.Closed(key, key));
+        }
+
+        return n;
+    }
 
     /// <summary>Copies the path to an existing key and marks the node read (DependsOn).</summary>
     private Node MarkRead(byte[] key)

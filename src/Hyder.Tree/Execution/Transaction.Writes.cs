@@ -1,3 +1,5 @@
+using Hyder.Tree.Commutative;
+
 namespace Hyder.Tree;
 
 public sealed partial class Transaction
@@ -15,7 +17,7 @@ public sealed partial class Transaction
         }
         else
         {
-            InsertNew(key, payload, blind);
+            InsertNew(key, payload, WriteFlags(blind));
         }
 
         _wrote = true;
@@ -27,18 +29,29 @@ public sealed partial class Transaction
         EnsureRunning();
         ValidateKey(key);
         ArgumentNullException.ThrowIfNull(payload);
-        if (Find(key) is not null)
+        var blind = Isolation == IsolationLevel.ReadCommitted;
+        var found = Find(key);
+        if (found is not null && ViewOf(found) is not null)
         {
             if (TracksReads)
             {
-                MarkRead(key);
+                ReadMark(key);
             }
 
             return false;
         }
 
-        // Read committed never aborts: even an insert overwrites a concurrent insert (docs/meld.md).
-        InsertNew(key, payload, blind: Isolation == IsolationLevel.ReadCommitted);
+        if (found is not null)
+        {
+            // A key whose operations end with the transaction's own delete: a write after them.
+            Update(key, payload, blind);
+        }
+        else
+        {
+            // Read committed never aborts: even an insert overwrites a concurrent insert (docs/meld.md).
+            InsertNew(key, payload, WriteFlags(blind));
+        }
+
         _wrote = true;
         return true;
     }
@@ -48,7 +61,8 @@ public sealed partial class Transaction
     {
         EnsureRunning();
         ValidateKey(key);
-        if (Find(key) is null)
+        var found = Find(key);
+        if (found is null || ViewOf(found) is null)
         {
             if (Isolation == IsolationLevel.Serializable)
             {
@@ -58,7 +72,17 @@ public sealed partial class Transaction
             return false;
         }
 
-        _root = DeleteRec(_root!, key);
+        if (found.HasOperations)
+        {
+            // The operations before it still apply (their bounds are checked); the node stays, and
+            // meld removes the key after applying the list.
+            AppendOperations(key, OperationList.Encode(Operation.Clear()), write: true);
+        }
+        else
+        {
+            _root = DeleteRec(_root!, key);
+        }
+
         _wrote = true;
         return true;
     }
@@ -107,13 +131,9 @@ public sealed partial class Transaction
             var c = Keys.Compare(key, n.Key);
             if (c == 0)
             {
-                n.Payload = payload;
-                n.Flags |= NodeFlags.Altered;
-                if (blind)
-                {
-                    n.Flags |= NodeFlags.BlindWrite;
-                }
-
+                // After operations on the key, the write joins their list (docs/doppel.md).
+                n.Payload = n.HasOperations ? OperationList.Append(n.Payload, Operation.Put(payload)) : payload;
+                n.Flags |= WriteFlags(blind);
                 return;
             }
 
@@ -121,7 +141,9 @@ public sealed partial class Transaction
         }
     }
 
-    private void InsertNew(byte[] key, byte[] payload, bool blind)
+    private static NodeFlags WriteFlags(bool blind) => NodeFlags.Altered | (blind ? NodeFlags.BlindWrite : NodeFlags.None);
+
+    private void InsertNew(byte[] key, byte[] payload, NodeFlags flags)
     {
         // Re-inserting a key this transaction deleted is an update of the snapshot's version.
         var scv = NodeVersion.None;
@@ -135,7 +157,6 @@ public sealed partial class Transaction
             }
         }
 
-        var flags = NodeFlags.Altered | (blind ? NodeFlags.BlindWrite : NodeFlags.None);
         _root = InsertRec(_root, key, payload, flags, scv, out _);
     }
 

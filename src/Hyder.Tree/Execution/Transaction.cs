@@ -1,3 +1,4 @@
+using Hyder.Tree.Commutative;
 using Hyder.Tree.Memory;
 
 namespace Hyder.Tree;
@@ -23,6 +24,7 @@ public sealed partial class Transaction : IDisposable
     private List<DeleteEntry>? _deletes;
     private List<KeyRange>? _ranges;
     private bool _wrote;
+    private bool _hasOperations;
     private bool _finished;
 
     internal Transaction(Database database, DatabaseState snapshot, IsolationLevel isolation, NodePool pool)
@@ -46,6 +48,13 @@ public sealed partial class Transaction : IDisposable
 
     /// <summary>True once the transaction changed something (it will produce an intention).</summary>
     public bool HasWrites => _wrote;
+
+    /// <summary>
+    /// How <see cref="Add"/>, <see cref="Max"/>, <see cref="Min"/>, <see cref="OPut"/> and
+    /// <see cref="TopKInsert"/> run from now on: as operations meld applies (the default), or as
+    /// ordinary read-modify-writes (the module off, docs/doppel.md).
+    /// </summary>
+    public CommutativeMode CommutativeMode { get; set; }
 
     private bool TracksReads => Isolation is IsolationLevel.Serializable or IsolationLevel.RepeatableRead;
 
@@ -80,6 +89,7 @@ public sealed partial class Transaction : IDisposable
         return new Intention(_root, Snapshot, Isolation, deletes, rootRanges is null ? [] : rootRanges.ToArray(), 0)
         {
             ExecutorToken = _token,
+            HasOperations = _hasOperations,
         };
     }
 

@@ -20,7 +20,8 @@ public sealed class BruteForceValidator
         _cause = AbortCause.None;
         _key = null;
         _intention = intention;
-        var committed = intention.Snapshot == lcs || (!CheckDeletes(lcs.Root) && !CheckRanges(lcs.Root, intention.RootRanges) && !CheckNodes(intention.Root, lcs.Root));
+        var committed = (intention.Snapshot == lcs && !intention.HasOperations)
+            || (!CheckDeletes(lcs.Root) && !CheckRanges(lcs.Root, intention.RootRanges) && !CheckNodes(intention.Root, lcs.Root));
         _intention = null!;
         return new MeldOutcome
         {
@@ -40,7 +41,7 @@ public sealed class BruteForceValidator
         }
 
         _visited++;
-        if (x.Altered || x.DependsOn)
+        if (x.Altered || x.DependsOn || x.HasOperations)
         {
             var m = Find(lcsRoot, x.Key);
             var current = m is null ? NodeVersion.None : m.Ncv;
@@ -52,6 +53,13 @@ public sealed class BruteForceValidator
             if (x.DependsOn && current != x.Scv)
             {
                 return Fail(AbortCause.ReadWrite, x.Key);
+            }
+
+            // Operations apply to the key's value in the last committed state, in log order.
+            var fold = x.HasOperations ? Commutative.OperationFold.Apply(x.Payload, m?.Payload, out _) : Commutative.FoldError.None;
+            if (fold != Commutative.FoldError.None)
+            {
+                return Fail(fold == Commutative.FoldError.BoundViolated ? AbortCause.BoundViolated : AbortCause.TypeMismatch, x.Key);
             }
         }
 

@@ -56,6 +56,11 @@ public sealed partial class MeldOperator
     /// <summary>Walks a grafted subtree's inside nodes: retires their sources, swaps read-only copies back.</summary>
     private void PublishSubtree(Node x)
     {
+        if (x.HasOperations)
+        {
+            ThrowHelper.ThrowInvariant($"intention node {Keys.Format(x.Key)} would enter the state with its operations unapplied");
+        }
+
         if (x.Source is not null)
         {
             AssertInState(x.Source, "a graft");
@@ -87,7 +92,9 @@ public sealed partial class MeldOperator
     /// </remarks>
     private Node? Combine(Node l, Node? p, Node? left, Node? right)
     {
+        System.Diagnostics.Debug.Assert(!Settles(p), "final meld applies an operation list with Materialize, not Combine");
         var altered = p is not null && p.Altered;
+        var operations = p is not null && p.HasOperations;
         var carries = _intentionMode ? p is not null && (p.Flags & IntentionMarks) != 0 : altered;
         if (!carries && left == l.Left && right == l.Right)
         {
@@ -96,7 +103,7 @@ public sealed partial class MeldOperator
 
         var x = NewEphemeral();
         x.Key = l.Key;
-        x.Payload = altered ? p!.Payload : l.Payload;
+        x.Payload = altered || operations ? p!.Payload : l.Payload;
         if (_intentionMode)
         {
             x.Owner = _ownerHigh;
@@ -105,7 +112,7 @@ public sealed partial class MeldOperator
             var deferred = false;
             if (p is not null)
             {
-                x.Flags = p.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.BlindWrite);
+                x.Flags = p.Flags & CarriedFlags;
                 MoveRanges(p);
                 if ((p.DependsOn || (altered && (p.Flags & NodeFlags.BlindWrite) == 0)) && p.Scv != l.Ncv)
                 {
@@ -117,8 +124,9 @@ public sealed partial class MeldOperator
             }
 
             // A node with a deferred check must never be grafted past by final meld: no SSV, and
-            // (through Preserves) none on its ancestors either.
-            if (!deferred && Preserves(left, l.Left) && Preserves(right, l.Right))
+            // (through Preserves) none on its ancestors either. Nor may a node with operations,
+            // which final meld must reach to apply them.
+            if (!deferred && !operations && Preserves(left, l.Left) && Preserves(right, l.Right))
             {
                 x.Ssv = l.Nsv;
                 if (!altered && ReadOnlyOrOutside(left) && ReadOnlyOrOutside(right))
@@ -159,7 +167,10 @@ public sealed partial class MeldOperator
         }
     }
 
-    private const NodeFlags IntentionMarks = NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.DependsOnTree;
+    private const NodeFlags IntentionMarks = NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.DependsOnTree | NodeFlags.Operations;
+
+    /// <summary>The marks a node premeld or group meld rebuilds keeps from the intention's node (ranges move separately).</summary>
+    private const NodeFlags CarriedFlags = NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.BlindWrite | NodeFlags.Operations;
 
     /// <summary>True when a melded child still covers exactly the input's subtree shape (its SSV names it).</summary>
     private static bool Preserves(Node? result, Node? original) =>
@@ -281,6 +292,7 @@ public sealed partial class MeldOperator
             return t;
         }
 
+        System.Diagnostics.Debug.Assert(_intentionMode || !t.HasOperations, "final meld never copies a node with operations into the state");
         var e = NewEphemeral();
         e.Key = t.Key;
         e.Payload = t.Payload;
@@ -291,7 +303,7 @@ public sealed partial class MeldOperator
             e.Owner = _ownerHigh;
             if (Inside(t))
             {
-                e.Flags = t.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.BlindWrite);
+                e.Flags = t.Flags & CarriedFlags;
                 MoveRanges(t);
                 e.Scv = t.Scv;
             }

@@ -72,8 +72,9 @@ public sealed partial class MeldOperator
         }
 
         // Premeld of a group: the first part's write of a key the second deleted blind carries
-        // the first's check, which final meld must still make before it deletes the key.
-        if (_intentionMode && Inside(t) && (t.Flags & (NodeFlags.Altered | NodeFlags.DependsOn)) != 0)
+        // the first's check, which final meld must still make before it deletes the key; its
+        // operations likewise (their bounds are checked before the delete).
+        if (_intentionMode && Inside(t) && (t.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.Operations)) != 0)
         {
             return t;
         }

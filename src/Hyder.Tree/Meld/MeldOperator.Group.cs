@@ -1,3 +1,5 @@
+using Hyder.Tree.Commutative;
+
 namespace Hyder.Tree.Meld;
 
 /// <summary>What group meld made of a pair of intentions (Hyder II §4).</summary>
@@ -171,7 +173,21 @@ public sealed partial class MeldOperator
                     return Conflict(AbortCause.GroupConflict, d.Key);
                 }
 
-                if (p.Altered)
+                if (p.HasOperations)
+                {
+                    // Operations after the first's delete apply to the missing value: the list
+                    // starts from a Clear, and the node takes the delete's check as a write
+                    // (docs/doppel.md, "Group meld"). It is never grafted (no SSV), and final meld
+                    // applies it, so rewriting its list here reaches no state.
+                    p.Payload = OperationList.Concat(OperationList.Encode(Operation.Clear()), p.Payload);
+                    p.Flags = (p.Flags & ~NodeFlags.BlindWrite) | NodeFlags.Altered | (d.Blind ? NodeFlags.BlindWrite : NodeFlags.None);
+                    p.Scv = d.Scv;
+                    if (!d.Blind)
+                    {
+                        ForgetStructure(second.Root, d.Key);
+                    }
+                }
+                else if (p.Altered)
                 {
                     // A blind write over the first's delete: the key ends up written, and the
                     // delete's check (the version it deleted) moves onto the write. That check
@@ -200,7 +216,7 @@ public sealed partial class MeldOperator
             }
 
             var q = FindPart(first.Root, d.Key, first.Ordinal);
-            if (q is not null && q.Altered)
+            if (q is not null && Writes(q))
             {
                 return Conflict(AbortCause.GroupConflict, d.Key);
             }
@@ -257,7 +273,7 @@ public sealed partial class MeldOperator
         }
 
         _outcome.StateNodesVisited++;
-        if (n.Altered && r.Contains(n.Key))
+        if (Writes(n) && r.Contains(n.Key))
         {
             return n.Key;
         }
@@ -367,6 +383,9 @@ public sealed partial class MeldOperator
 
     private bool InFirst(Node n) => n.Owner == _ownerLow;
 
+    /// <summary>True when a part's node changes its key's content: a write, or operations (they make a new version).</summary>
+    private static bool Writes(Node n) => n.Altered || n.HasOperations;
+
     private bool InSecond(Node n) => n.Owner == _ownerHigh && !IsFresh(n);
 
     /// <summary>
@@ -465,7 +484,7 @@ public sealed partial class MeldOperator
     private bool CheckGroupPair(Node first, Node second)
     {
         var secondDepends = second.DependsOn || (second.Altered && (second.Flags & NodeFlags.BlindWrite) == 0);
-        if (first.Altered && secondDepends)
+        if (Writes(first) && secondDepends)
         {
             return Conflict(AbortCause.GroupConflict, first.Key);
         }
@@ -478,6 +497,10 @@ public sealed partial class MeldOperator
 
         return false;
     }
+
+    /// <summary>A part's node as an operation list: its operations, its write as a Put, or nothing (a read or a path copy).</summary>
+    private static ReadOnlySpan<byte> AsOperations(Node n) =>
+        n.HasOperations ? n.Payload : n.Altered ? OperationList.Encode(Operation.Put(n.Payload)) : [];
 
     /// <summary>
     /// The second part's nodes of <paramref name="n"/>'s subtree that lie in <paramref name="kr"/>:
@@ -540,7 +563,7 @@ public sealed partial class MeldOperator
         if (p is null)
         {
             x.Payload = l.Payload;
-            x.Flags = l.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.BlindWrite);
+            x.Flags = l.Flags & CarriedFlags;
             x.Scv = l.Scv;
         }
         else
@@ -550,6 +573,14 @@ public sealed partial class MeldOperator
             var checkedWrite = (l.Altered && (l.Flags & NodeFlags.BlindWrite) == 0) || (p.Altered && (p.Flags & NodeFlags.BlindWrite) == 0);
             x.Payload = p.Altered ? p.Payload : l.Payload;
             x.Flags = (l.Flags | p.Flags) & (NodeFlags.Altered | NodeFlags.DependsOn);
+            if (l.HasOperations || p.HasOperations)
+            {
+                // The first's operations (or write) then the second's, in log order, as one list:
+                // each bounded Add stays, so final meld checks its bound where it belongs.
+                x.Payload = OperationList.Concat(AsOperations(l), AsOperations(p));
+                x.Flags |= NodeFlags.Operations;
+            }
+
             if (x.Altered && !checkedWrite)
             {
                 x.Flags |= NodeFlags.BlindWrite;

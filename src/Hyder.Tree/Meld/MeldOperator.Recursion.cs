@@ -78,7 +78,9 @@ public sealed partial class MeldOperator
             MoveRanges(n);
         }
 
-        if (n.Scv != l.Ncv)
+        // A node that neither wrote nor read the key checks nothing: a path copy, or operations
+        // only, which apply on top of whatever the conflict zone left (docs/doppel.md).
+        if (n.Scv != l.Ncv && (n.Altered || n.DependsOn))
         {
             // Premeld cannot decide "expected absent, found present": the key may be deleted again
             // before final meld, where absence is unchanged. It defers the check (the output
@@ -112,6 +114,13 @@ public sealed partial class MeldOperator
             return true;
         }
 
+        Settled settled = default;
+        var settles = Settles(n);
+        if (settles && Settle(l, n, out settled))
+        {
+            return true;
+        }
+
         Node? rl = l.Left, rr = l.Right;
         if (n.Left is not null && Meld(l.Left, n.Left, kr.SplitBelow(l.Key), build, out rl))
         {
@@ -125,7 +134,7 @@ public sealed partial class MeldOperator
 
         if (build)
         {
-            result = Combine(l, n, rl, rr);
+            result = settles ? Materialize(l, l.Key, settled, rl, rr) : Combine(l, n, rl, rr);
         }
 
         return false;
@@ -147,10 +156,12 @@ public sealed partial class MeldOperator
             return true;
         }
 
+        Settled settled = default;
+        var settles = Settles(p);
         if (p is not null)
         {
             _outcome.IntentionNodesVisited++;
-            if (CheckPair(l, p, kr))
+            if (CheckPair(l, p, kr) || (settles && Settle(l, p, out settled)))
             {
                 return true;
             }
@@ -220,7 +231,7 @@ public sealed partial class MeldOperator
 
         if (build)
         {
-            result = Combine(l, p, rl, rr);
+            result = settles ? Materialize(l, l.Key, settled, rl, rr) : Combine(l, p, rl, rr);
         }
 
         return false;
@@ -257,6 +268,8 @@ public sealed partial class MeldOperator
         }
 
         bool keep;
+        Settled settled = default;
+        var settles = Settles(n);
         if (n.Altered)
         {
             if (n.Scv.IsSome && (n.Flags & NodeFlags.BlindWrite) == 0)
@@ -276,12 +289,22 @@ public sealed partial class MeldOperator
         {
             return Conflict(AbortCause.ReadWrite, n.Key);
         }
+        else if (n.HasOperations)
+        {
+            // Operations on a key the state does not hold: they apply to the missing value.
+            keep = true;
+        }
         else
         {
             keep = false;
 
             // The node carrying these ranges leaves the tree: the output checks them at its root.
             MoveRanges(n);
+        }
+
+        if (settles && Settle(null, n, out settled))
+        {
+            return true;
         }
 
         if (Extract(n.Left, kr.SplitBelow(n.Key), build, out var el) || Extract(n.Right, kr.SplitAbove(n.Key), build, out var er))
@@ -291,7 +314,11 @@ public sealed partial class MeldOperator
 
         if (build)
         {
-            if (keep)
+            if (settles)
+            {
+                result = Materialize(null, n.Key, settled, el, er);
+            }
+            else if (keep)
             {
                 // Reused or copied in a new place: its ranges move to the root.
                 MoveRanges(n);

@@ -220,6 +220,8 @@ public sealed partial class MeldOperator
         catch
         {
             // A rejected intention leaves the state untouched: nothing made here was published.
+            _outcome.Committed = false;
+            FinishStaging();
             _fresh.ReturnAllTo(_pool);
             _displaced.Clear();
             _sequence = _sequenceAtStart;
@@ -229,6 +231,7 @@ public sealed partial class MeldOperator
         }
 
         _outcome.EphemeralNodesCreated = (int)(_sequence - _sequenceAtStart);
+        FinishStaging();
         _intention = null!;
         _state = null;
         if (!_outcome.Committed)
@@ -264,7 +267,8 @@ public sealed partial class MeldOperator
         // Serial intention: its snapshot is the last committed state, so its tree is the new state.
         // A premeld output is serial only when premeld left nothing to check: no deferred check
         // and no range moved to its root (premeld moves a range once it has looked at part of it).
-        if (i.Snapshot == lcs && !_intentionMode && !i.HasDeferredChecks && (!i.IsPremelded || i.RootRanges.Length == 0))
+        // Operations must be applied, so an intention with some is never serial.
+        if (i.Snapshot == lcs && !_intentionMode && !i.HasDeferredChecks && !i.HasOperations && (!i.IsPremelded || i.RootRanges.Length == 0))
         {
             _outcome.Serial = true;
             _outcome.Committed = true;

@@ -44,6 +44,19 @@ public enum AbortCause : byte
     /// server restarted from that checkpoint does not have it, so every server aborts it.
     /// </summary>
     SnapshotBeforeCheckpoint = 9,
+
+    /// <summary>
+    /// A bounded Add would leave its [min, max] (or an Add the 64-bit range) at the transaction's
+    /// place in the log; exact, because meld applies operations in log order (docs/doppel.md).
+    /// </summary>
+    BoundViolated = 10,
+
+    /// <summary>
+    /// A commutative operation met a value of another type at the transaction's place in the log
+    /// (not an 8-byte integer for Add, Max and Min; not an ordered value for OPut; not a top-k list
+    /// for TopKInsert).
+    /// </summary>
+    TypeMismatch = 11,
 }
 
 /// <summary>What one meld decided and what it cost.</summary>
@@ -69,6 +82,9 @@ public struct MeldOutcome
 
     /// <summary>Ephemeral nodes created (kept when committed).</summary>
     public int EphemeralNodesCreated;
+
+    /// <summary>Keys whose operation lists final meld applied (docs/doppel.md).</summary>
+    public int OperationNodes;
 
     /// <summary>Intentions between the snapshot and this intention.</summary>
     public long ConflictZoneLength;
@@ -99,7 +115,7 @@ public sealed class MeldCounters
     public long Commits;
 
     /// <summary>Aborts by cause (indexed by <see cref="AbortCause"/>).</summary>
-    public readonly long[] AbortsByCause = new long[10];
+    public readonly long[] AbortsByCause = new long[(int)AbortCause.TypeMismatch + 1];
 
     /// <summary>Intention nodes visited.</summary>
     public long IntentionNodesVisited;
@@ -109,6 +125,9 @@ public sealed class MeldCounters
 
     /// <summary>Ephemeral nodes created.</summary>
     public long EphemeralNodesCreated;
+
+    /// <summary>Keys whose operation lists final meld applied.</summary>
+    public long OperationNodes;
 
     /// <summary>Sum of conflict-zone lengths.</summary>
     public long ConflictZoneTotal;
@@ -132,6 +151,7 @@ public sealed class MeldCounters
         IntentionNodesVisited += o.IntentionNodesVisited;
         StateNodesVisited += o.StateNodesVisited;
         EphemeralNodesCreated += o.EphemeralNodesCreated;
+        OperationNodes += o.OperationNodes;
         ConflictZoneTotal += o.ConflictZoneLength;
         if (o.Serial)
         {
@@ -142,7 +162,7 @@ public sealed class MeldCounters
     /// <summary>Sets every total back to zero.</summary>
     public void Reset()
     {
-        Melds = Commits = IntentionNodesVisited = StateNodesVisited = EphemeralNodesCreated = ConflictZoneTotal = Serial = 0;
+        Melds = Commits = IntentionNodesVisited = StateNodesVisited = EphemeralNodesCreated = OperationNodes = ConflictZoneTotal = Serial = 0;
         Array.Clear(AbortsByCause);
     }
 }
