@@ -9,13 +9,19 @@ internal static class BlockAssembly
     /// Checks the final block and reads its common fields (nonce, part positions); the reader it
     /// returns stands at the kind-specific fields.
     /// </summary>
-    public static ByteReader OpenFinal(ReadOnlySpan<byte> final, BlockKind kind, string label, out long nonce, out long[] partPositions)
+    public static ByteReader OpenFinal(ReadOnlySpan<byte> final, BlockKind kind, string label, out long nonce, out long[] partPositions) =>
+        OpenFinal(final, kind, label, out nonce, out partPositions, out _);
+
+    /// <summary>As above, also giving the final block's format version (the parts must have it too).</summary>
+    public static ByteReader OpenFinal(ReadOnlySpan<byte> final, BlockKind kind, string label, out long nonce, out long[] partPositions, out byte version)
     {
         var header = BlockFormat.Parse(final, $"{label}, final block");
         if (header.Kind != kind)
         {
             throw new IntentionFormatException($"{label}, final block: kind {header.Kind}, expected {kind}");
         }
+
+        version = header.Version;
 
         var r = new ByteReader(final[BlockFormat.HeaderSize..header.Length], $"{label}, final block");
         nonce = (long)r.U64("nonce");
@@ -37,8 +43,11 @@ internal static class BlockAssembly
         return r;
     }
 
-    /// <summary>The logical stream: every part's data in order, then <paramref name="tail"/> (the final block's).</summary>
-    public static byte[] Assemble(IReadOnlyList<ReadOnlyMemory<byte>> parts, BlockKind partKind, long nonce, long[] partPositions, ReadOnlySpan<byte> tail, string label)
+    /// <summary>
+    /// The logical stream: every part's data in order, then <paramref name="tail"/> (the final
+    /// block's). With <paramref name="version"/>, every part must carry that format version.
+    /// </summary>
+    public static byte[] Assemble(IReadOnlyList<ReadOnlyMemory<byte>> parts, BlockKind partKind, long nonce, long[] partPositions, ReadOnlySpan<byte> tail, string label, byte? version = null)
     {
         ArgumentNullException.ThrowIfNull(parts);
         if (parts.Count != partPositions.Length)
@@ -56,6 +65,11 @@ internal static class BlockAssembly
             if (header.Kind != partKind)
             {
                 throw new IntentionFormatException($"{what}: kind {header.Kind}, expected {partKind}");
+            }
+
+            if (version is { } v && header.Version != v)
+            {
+                throw new IntentionFormatException($"{what}: format version {header.Version}, the final block's is {v}");
             }
 
             var r = new ByteReader(block[BlockFormat.HeaderSize..header.Length], what);

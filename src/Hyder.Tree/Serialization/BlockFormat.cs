@@ -24,12 +24,14 @@ public enum BlockKind : byte
 /// <summary>
 /// The fixed header every block starts with (docs/intention-format.md):
 /// magic "HYDB", format version (per kind: <see cref="BlockFormat.VersionOf"/>), kind, total length (u32 LE) and the CRC-32C (u32 LE) of every
-/// byte after the CRC field up to the total length.
+/// byte after the CRC field up to the total length, preceded from intention format 3 by the version
+/// and kind bytes (<see cref="BlockFormat.Checksum"/>).
 /// </summary>
 /// <param name="Kind">The block's kind.</param>
 /// <param name="Length">Total length of the block, header included.</param>
 /// <param name="Crc">The stored CRC-32C.</param>
-public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
+/// <param name="Version">The block's format version (one this build reads: <see cref="BlockFormat.Reads"/>).</param>
+public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc, byte Version)
 {
     /// <summary>
     /// Parses and checks the header of <paramref name="block"/>: magic, version, kind, length (at
@@ -59,10 +61,9 @@ public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
             return false;
         }
 
-        var version = BlockFormat.VersionOf(kind);
-        if (block[4] != version)
+        if (!BlockFormat.Reads(kind, block[4]))
         {
-            error = $"unsupported format version {block[4]} of a {kind} block (this build reads {version})";
+            error = $"unsupported format version {block[4]} of a {kind} block (this build reads {BlockFormat.OldestVersionOf(kind)}..{BlockFormat.VersionOf(kind)})";
             return false;
         }
 
@@ -74,14 +75,14 @@ public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
         }
 
         var crc = BinaryPrimitives.ReadUInt32LittleEndian(block[10..]);
-        var actual = Crc32C.Compute(block[BlockFormat.HeaderSize..(int)length]);
+        var actual = BlockFormat.Checksum(block[..(int)length]);
         if (crc != actual)
         {
             error = $"CRC mismatch (stored {crc:X8}, computed {actual:X8})";
             return false;
         }
 
-        header = new BlockHeader(kind, (int)length, crc);
+        header = new BlockHeader(kind, (int)length, crc, block[4]);
         error = null;
         return true;
     }
@@ -90,8 +91,17 @@ public readonly record struct BlockHeader(BlockKind Kind, int Length, uint Crc)
 /// <summary>Constants of the block format and helpers for blocks with an opaque payload.</summary>
 public static class BlockFormat
 {
-    /// <summary>Format version of intention and control blocks written and read by this build.</summary>
-    public const byte Version = 2;
+    /// <summary>
+    /// Format version of intention and control blocks written by this build: 3 adds nodes with
+    /// operation lists (docs/doppel.md). Versions 2 and 3 are read.
+    /// </summary>
+    public const byte Version = 3;
+
+    /// <summary>The oldest intention and control block version this build still reads (2: no operation lists).</summary>
+    public const byte OldestVersion = 2;
+
+    /// <summary>The first intention format whose node records may carry operation lists.</summary>
+    public const byte OperationsVersion = 3;
 
     /// <summary>
     /// Format version of checkpoint blocks: 2 writes every node of the state (a persistent node's
@@ -99,9 +109,16 @@ public static class BlockFormat
     /// </summary>
     public const byte CheckpointVersion = 3;
 
-    /// <summary>The format version blocks of <paramref name="kind"/> carry.</summary>
+    /// <summary>The format version blocks of <paramref name="kind"/> are written with.</summary>
     public static byte VersionOf(BlockKind kind) =>
         kind is BlockKind.Checkpoint or BlockKind.CheckpointPart ? CheckpointVersion : Version;
+
+    /// <summary>The oldest format version of <paramref name="kind"/> this build reads.</summary>
+    public static byte OldestVersionOf(BlockKind kind) =>
+        kind is BlockKind.Checkpoint or BlockKind.CheckpointPart ? CheckpointVersion : OldestVersion;
+
+    /// <summary>True when this build reads blocks of <paramref name="kind"/> at <paramref name="version"/>.</summary>
+    public static bool Reads(BlockKind kind, byte version) => version >= OldestVersionOf(kind) && version <= VersionOf(kind);
 
     /// <summary>Size of the fixed header: magic 4, version 1, kind 1, length 4, CRC 4.</summary>
     public const int HeaderSize = 14;
@@ -154,7 +171,20 @@ public static class BlockFormat
         block[4] = VersionOf(kind);
         block[5] = (byte)kind;
         BinaryPrimitives.WriteUInt32LittleEndian(block[6..], (uint)block.Length);
-        BinaryPrimitives.WriteUInt32LittleEndian(block[10..], Crc32C.Compute(block[HeaderSize..]));
+        BinaryPrimitives.WriteUInt32LittleEndian(block[10..], Checksum(block));
+    }
+
+    /// <summary>
+    /// The CRC-32C a block's header stores. From intention and control format 3 it covers the
+    /// version and kind bytes too (then the body, bytes 14..L), so a flip of the version byte
+    /// to an older format that would read the same body is caught; older formats and checkpoints
+    /// cover the body only.
+    /// </summary>
+    internal static uint Checksum(ReadOnlySpan<byte> block)
+    {
+        var kind = (BlockKind)block[5];
+        var crc = kind is BlockKind.Checkpoint or BlockKind.CheckpointPart || block[4] < OperationsVersion ? 0u : Crc32C.Compute(block[4..6]);
+        return Crc32C.Append(crc, block[HeaderSize..]);
     }
 
     /// <summary>Parses a header or throws <see cref="IntentionFormatException"/> naming <paramref name="what"/>.</summary>

@@ -247,6 +247,12 @@ public static class CheckpointDecoder
                 r.Fail($"payload version {vn} did not write its payload into the log (an unaltered copy)");
             }
 
+            if (entry.Image.Nodes[i].HasOperations)
+            {
+                // Meld applies an operation list into a new ephemeral node, so no state names one.
+                r.Fail($"payload version {vn} wrote an operation list, not a value");
+            }
+
             return payload;
         }
 

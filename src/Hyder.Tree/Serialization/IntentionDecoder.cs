@@ -67,6 +67,7 @@ public static partial class IntentionDecoder
         return new Intention(root, snapshot, image.Header.Isolation, image.Deletes, image.RootRanges, 0)
         {
             ExecutorToken = token,
+            HasOperations = image.Nodes.Any(static n => n.HasOperations),
         };
     }
 
@@ -77,9 +78,11 @@ public static partial class IntentionDecoder
         return Parse(finalBlock, parts, new NodePoolLease(pool));
     }
 
-    private static ByteReader OpenHeader(ReadOnlySpan<byte> finalBlock, out IntentionHeader header)
+    private static ByteReader OpenHeader(ReadOnlySpan<byte> finalBlock, out IntentionHeader header) => OpenHeader(finalBlock, out header, out _);
+
+    private static ByteReader OpenHeader(ReadOnlySpan<byte> finalBlock, out IntentionHeader header, out byte version)
     {
-        var r = BlockAssembly.OpenFinal(finalBlock, BlockKind.Intention, Label, out var nonce, out var positions);
+        var r = BlockAssembly.OpenFinal(finalBlock, BlockKind.Intention, Label, out var nonce, out var positions, out version);
         var sequence = (long)r.Varint("snapshot sequence", long.MaxValue);
         var isolation = r.Byte("isolation level");
         if (isolation > (byte)IsolationLevel.ReadCommitted)
@@ -94,11 +97,11 @@ public static partial class IntentionDecoder
 
     private static IntentionImage Parse(ReadOnlySpan<byte> finalBlock, IReadOnlyList<ReadOnlyMemory<byte>> parts, NodePoolLease lease)
     {
-        var fr = OpenHeader(finalBlock, out var header);
-        var stream = BlockAssembly.Assemble(parts, BlockKind.IntentionPart, header.Nonce, (long[])header.PartPositions, fr.Rest(), Label);
+        var fr = OpenHeader(finalBlock, out var header, out var version);
+        var stream = BlockAssembly.Assemble(parts, BlockKind.IntentionPart, header.Nonce, (long[])header.PartPositions, fr.Rest(), Label, version);
         try
         {
-            return ParseStream(stream, header, lease);
+            return ParseStream(stream, header, lease, allowOperations: version >= BlockFormat.OperationsVersion);
         }
         catch (IntentionFormatException)
         {
@@ -107,7 +110,7 @@ public static partial class IntentionDecoder
         }
     }
 
-    private static IntentionImage ParseStream(byte[] stream, IntentionHeader header, NodePoolLease lease)
+    private static IntentionImage ParseStream(byte[] stream, IntentionHeader header, NodePoolLease lease, bool allowOperations)
     {
         var r = new ByteReader(stream, Label);
         var table = NodeCodec.ReadPositionTable(ref r);
@@ -131,7 +134,7 @@ public static partial class IntentionDecoder
         for (var i = 0; i < count; i++)
         {
             r.Item = i;
-            var n = NodeCodec.ReadNode(ref r, lease, table, allowCopied: true, out var refs);
+            var n = NodeCodec.ReadNode(ref r, lease, table, allowCopied: true, out var refs, allowOperations);
             nodes[i] = n;
             copied[i] = refs.Copied;
             leftVersion[i] = refs.Left;

@@ -23,6 +23,12 @@ internal static class NodeCodec
     public const byte PayloadFromSourceBit = 1 << 6;
 
     /// <summary>
+    /// Flags-byte bit of an intention record (format 3): the payload is an operation list
+    /// (<see cref="NodeFlags.Operations"/>; docs/doppel.md). Never in a checkpoint: a state holds none.
+    /// </summary>
+    public const byte OperationsBit = 1 << 7;
+
+    /// <summary>
     /// The payload a decoded node has until its source is found (a distinct array, compared by
     /// reference; a raw image keeps it, so a checkpoint never takes a payload from such a node).
     /// </summary>
@@ -178,10 +184,18 @@ internal static class NodeCodec
     public static void WriteNode(ByteWriter w, Node n, bool copied, Func<Node, bool> inside, long[] table)
     {
         var flags = (byte)(n.Flags & StoredFlags);
-        var omit = copied && (n.Flags & NodeFlags.Altered) == 0;
+        var operations = n.HasOperations;
+
+        // An operation list is never the source's payload: it is always written.
+        var omit = copied && (n.Flags & NodeFlags.Altered) == 0 && !operations;
         if (copied)
         {
             flags |= CopiedBit;
+        }
+
+        if (operations)
+        {
+            flags |= OperationsBit;
         }
 
         if (omit)
@@ -281,19 +295,25 @@ internal static class NodeCodec
         public bool Copied;
     }
 
-    /// <summary>Reads one node record into a node rented from <paramref name="pool"/>.</summary>
-    public static Node ReadNode(ref ByteReader r, NodePoolLease pool, long[] table, bool allowCopied, out Refs refs)
+    /// <summary>
+    /// Reads one node record into a node rented from <paramref name="pool"/>. Intention records
+    /// (<paramref name="allowCopied"/>) may carry an operation list when
+    /// <paramref name="allowOperations"/> (format 3); the list is checked here, as part of the format.
+    /// </summary>
+    public static Node ReadNode(ref ByteReader r, NodePoolLease pool, long[] table, bool allowCopied, out Refs refs, bool allowOperations = false)
     {
         var flags = r.Byte("flags");
-        if ((flags & ~((byte)StoredFlags | (allowCopied ? CopiedBit | PayloadFromSourceBit : 0))) != 0)
+        var allowed = (byte)StoredFlags | (allowCopied ? CopiedBit | PayloadFromSourceBit : 0) | (allowOperations ? OperationsBit : 0);
+        if ((flags & ~allowed) != 0)
         {
             r.Fail($"flags {flags:X2} set a reserved bit");
         }
 
         var fromSource = (flags & PayloadFromSourceBit) != 0;
-        if (fromSource && ((flags & CopiedBit) == 0 || (flags & (byte)NodeFlags.Altered) != 0))
+        var operations = (flags & OperationsBit) != 0;
+        if (fromSource && ((flags & CopiedBit) == 0 || (flags & (byte)NodeFlags.Altered) != 0 || operations))
         {
-            r.Fail("only a copied, unaltered node takes its payload from its source");
+            r.Fail("only a copied, unaltered node without operations takes its payload from its source");
         }
 
         var shape = r.Byte("shape");
@@ -309,10 +329,15 @@ internal static class NodeCodec
         }
 
         var payload = fromSource ? OmittedPayload : r.Bytes("payload");
+        if (operations && Commutative.OperationList.Check(payload) is { } malformed)
+        {
+            r.Fail(malformed);
+        }
+
         var n = pool.Rent();
         n.Key = key;
         n.Payload = payload;
-        n.Flags = (NodeFlags)(flags & (byte)StoredFlags);
+        n.Flags = (NodeFlags)(flags & (byte)StoredFlags) | (operations ? NodeFlags.Operations : NodeFlags.None);
         ReadMetadata(ref r, shape, table, n);
         refs.Left = refs.LeftKind >= RefPersistent ? ReadVersion(ref r, refs.LeftKind, table, "left child") : NodeVersion.None;
         refs.Right = refs.RightKind >= RefPersistent ? ReadVersion(ref r, refs.RightKind, table, "right child") : NodeVersion.None;

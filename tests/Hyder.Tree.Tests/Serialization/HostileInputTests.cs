@@ -74,7 +74,7 @@ public sealed class HostileInputTests(ITestOutputHelper output)
         var length = (int)Math.Min(BinaryPrimitives.ReadUInt32LittleEndian(block.AsSpan(6)), (uint)block.Length);
         if (length >= BlockFormat.HeaderSize)
         {
-            BinaryPrimitives.WriteUInt32LittleEndian(block.AsSpan(10), Crc32C.Compute(block.AsSpan(BlockFormat.HeaderSize, length - BlockFormat.HeaderSize)));
+            BinaryPrimitives.WriteUInt32LittleEndian(block.AsSpan(10), BlockFormat.Checksum(block.AsSpan(0, length)));
         }
 
         return block;

@@ -35,6 +35,75 @@ public sealed class IntentionRoundTripTests(ITestOutputHelper output)
         output.WriteLine($"{r.Intentions} intentions, {r.Commits} committed, {r.MultiBlock} multi-block, {r.EncodedBytes} bytes");
     }
 
+    [Theory]
+    [InlineData(11, 8192, 300, 150, 3, 8)]
+    [InlineData(12, 256, 64, 32, 6, 6)]
+    [InlineData(13, 8192, 8, 8, 8, 10)]
+    public void AReplicaMeldingDecodedIntentionsWithOperationsReachesTheSameStates(int seed, int blockSize, int keySpace, int initialKeys, int concurrency, int maxOps)
+    {
+        var r = new Replica(seed, blockSize, keySpace, initialKeys, blockSize < 1024 ? 100 : 8) { CommutativePercent = 40 };
+        for (var step = 0; step < 150; step++)
+        {
+            r.Step(1 + (step % concurrency), maxOps);
+        }
+
+        Assert.Equal(TreeInspector.StateHash(r.A.Current.Root), TreeInspector.StateHash(r.B.Current.Root));
+        Assert.Equal(Contents(r.A.Current), Contents(r.B.Current));
+        Assert.True(r.WithOperations > r.Intentions / 4, $"only {r.WithOperations} of {r.Intentions} intentions carried operations");
+        Assert.True(r.OperationAborts > 0, "no list failed in meld: the mix does not reach BoundViolated or TypeMismatch");
+        output.WriteLine($"{r.Intentions} intentions ({r.WithOperations} with operations), {r.Commits} committed, {r.OperationAborts} aborted applying a list");
+    }
+
+    [Fact]
+    public void OperationListsRoundTripNodeForNode()
+    {
+        var db = Load("a", "b", "c", "d", "e", "f", "g");
+        var s = db.PinCurrent();
+        var tx = db.BeginAt(s);
+        tx.Add(K("b"), 3, min: 0);
+        tx.TopKInsert(K("bb"), 2, 7, K("x"));
+        tx.Put(K("f"), K("y"));
+        tx.OPut(K("f"), 1, K("z"));
+        tx.TryGet(K("d"), out _);
+        tx.Max(K("d"), 4);
+        var i = tx.Complete()!;
+        Assert.True(i.HasOperations);
+        var e = IntentionEncoder.Encode(i, 128);
+        var final = e.Finish([.. Enumerable.Range(0, e.Parts.Count).Select(p => 10L + p)]);
+        var d = IntentionDecoder.Decode(final.Span, e.Parts, s, new Memory.NodePool(64));
+        Assert.True(d.HasOperations);
+        Compare(i.Root, d.Root, i, d);
+        db.Release(s);
+    }
+
+    [Fact]
+    public void FormatTwoIntentionsStillDecodeAndCannotCarryOperations()
+    {
+        var db = Load("a", "b", "c");
+        var s = db.PinCurrent();
+        byte[] AsVersion2(ReadOnlyMemory<byte> block)
+        {
+            var b = block.ToArray();
+            b[4] = 2;
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32LittleEndian(b.AsSpan(10), BlockFormat.Checksum(b));
+            return b;
+        }
+
+        var plain = db.BeginAt(s);
+        plain.Put(K("b"), K("v"));
+        var e = IntentionEncoder.Encode(plain.Complete()!);
+        var old = AsVersion2(e.Finish([]));
+        var d = IntentionDecoder.Decode(old, [], s, new Memory.NodePool(64));
+        Assert.Equal(K("v"), Keys.Find(d.Root, K("b"))!.Payload);
+
+        var withOps = db.BeginAt(s);
+        withOps.Add(K("b"), 1);
+        var eo = IntentionEncoder.Encode(withOps.Complete()!);
+        var error = Assert.Throws<IntentionFormatException>(() => IntentionDecoder.Decode(AsVersion2(eo.Finish([])), [], s, new Memory.NodePool(64)));
+        Assert.Contains("reserved bit", error.Message);
+        db.Release(s);
+    }
+
     [Fact]
     public void AnIntentionThatEmptiesTheTreeRoundTrips()
     {

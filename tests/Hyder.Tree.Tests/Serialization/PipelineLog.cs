@@ -12,7 +12,8 @@ namespace Hyder.Tree.Tests.Serialization;
 /// <param name="MaxLag">Largest snapshot lag, in batches (the conflict zone).</param>
 /// <param name="Options">Premeld t and d, group meld.</param>
 /// <param name="Threaded">Run the threaded pipeline instead of the reference one.</param>
-public sealed record PipelineLogConfig(int Seed, int KeySpace, int InitialKeys, int Transactions, int MaxLag, PipelineOptions Options, bool Threaded);
+/// <param name="CommutativePercent">Share of commutative operations in the random transactions (0: none).</param>
+public sealed record PipelineLogConfig(int Seed, int KeySpace, int InitialKeys, int Transactions, int MaxLag, PipelineOptions Options, bool Threaded, int CommutativePercent = 0);
 
 /// <summary>
 /// A server's log in memory: every intention goes through <see cref="IntentionEncoder"/>, its
@@ -211,6 +212,6 @@ internal sealed class PipelineLog : IPersistentNodeSource, IDisposable
     {
         // One write first, so every transaction reaches the log (and pairs stay predictable).
         tx.Put(Key(_random.Next(_config.KeySpace)), Payload());
-        RandomOperations.Run(tx, _random, _random.Next(maxOps), _config.KeySpace, Key, Payload);
+        RandomOperations.Run(tx, _random, _random.Next(maxOps), _config.KeySpace, Key, Payload, _config.CommutativePercent);
     }
 }

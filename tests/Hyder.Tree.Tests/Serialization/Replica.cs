@@ -44,6 +44,15 @@ internal sealed class Replica
 
     public int PayloadBytes { get; }
 
+    /// <summary>Share of commutative operations in the random transactions (0: none, the classic mix).</summary>
+    public int CommutativePercent { get; init; }
+
+    /// <summary>Intentions that carried operations.</summary>
+    public int WithOperations { get; private set; }
+
+    /// <summary>Aborts named BoundViolated or TypeMismatch (meld applied a list and it failed).</summary>
+    public int OperationAborts { get; private set; }
+
     /// <summary>Every intention's blocks by ordinal (in this in-process log, position = ordinal).</summary>
     public Dictionary<long, (ReadOnlyMemory<byte> Final, IReadOnlyList<ReadOnlyMemory<byte>> Parts)> Log { get; } = [];
 
@@ -133,9 +142,12 @@ internal sealed class Replica
 
             Intentions++;
             Commits += oa.Committed ? 1 : 0;
+            WithOperations += ib.HasOperations ? 1 : 0;
+            OperationAborts += oa.Cause is Meld.AbortCause.BoundViolated or Meld.AbortCause.TypeMismatch ? 1 : 0;
+            Assert.Equal(ia.HasOperations, ib.HasOperations);
         }
     }
 
     private void RandomWork(Transaction tx, int maxOps) =>
-        RandomOperations.Run(tx, _random, 1 + _random.Next(maxOps), KeySpace, Key, Payload);
+        RandomOperations.Run(tx, _random, 1 + _random.Next(maxOps), KeySpace, Key, Payload, CommutativePercent);
 }
