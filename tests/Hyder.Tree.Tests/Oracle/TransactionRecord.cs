@@ -1,4 +1,6 @@
 
+using Hyder.Tree.Commutative;
+
 namespace Hyder.Tree.Tests.Oracle;
 
 /// <summary>What a transaction did, in logical terms, independent of the intention meld sees.</summary>
@@ -30,7 +32,20 @@ internal sealed class TransactionRecord
     /// <summary>Keys present in the snapshot among those written.</summary>
     public HashSet<byte[]> WrittenExisted { get; } = new(ByteArrayComparer.Instance);
 
+    /// <summary>
+    /// Keys whose first change by the transaction was a commutative operation: everything it then
+    /// did to them, in order (ordinary writes as Put and Clear). Applied at commit to the value the
+    /// key has at the transaction's place in the log (docs/doppel.md).
+    /// </summary>
+    public Dictionary<byte[], List<Operation>> Operations { get; } = new(ByteArrayComparer.Instance);
+
+    /// <summary>An operation failed on a value the transaction knew (its own write): it aborts wherever it lands.</summary>
+    public bool Doomed { get; set; }
+
     public bool HasRangeReads => Ranges.Count > 0;
+
+    /// <summary>True when the operations on <paramref name="key"/> include an ordinary write (a checked write below read committed).</summary>
+    public bool WritesAfterOperations(byte[] key) => Operations.TryGetValue(key, out var list) && list.Any(o => o.IsWrite);
 }
 
 /// <summary>Content equality for byte-array keys.</summary>
