@@ -78,14 +78,22 @@ public sealed partial class MeldOperator
             return l is null ? Join2(left, right) : Combine(l, null, left, right);
         }
 
+        if (settled.Value is null)
+        {
+            // The key ends absent. Its state node is retired here, unless the intention's delete
+            // list names the key too (a group whose second part deleted it blind): then
+            // ApplyDeletes finds it gone from the merged tree and retires it, once.
+            if (l is not null && DeleteList.Find(_intention.Deletes, key) < 0)
+            {
+                Retire(l);
+            }
+
+            return Join2(left, right);
+        }
+
         if (l is not null)
         {
             Retire(l);
-        }
-
-        if (settled.Value is null)
-        {
-            return Join2(left, right);
         }
 
         var x = NewEphemeral();

@@ -97,3 +97,22 @@ public sealed class CommutativePropertyTests(ITestOutputHelper output)
         Run(Configs(2000, premeld: true, grouped: true, groupFirst: true), 60);
     }
 }
+
+/// <summary>Logs with operations that once broke the engine or the oracle, kept as named cases.</summary>
+public sealed class CommutativeRegressionTests
+{
+    public static TheoryData<SimulationConfig> Cases => new()
+    {
+        // Oracle: a read-modify-write that crossed its bound keeps a checked write of the key,
+        // which the pair's first part inserted: the second aborts alone (group conflict).
+        new SimulationConfig(1771249184, 8, 2, 198, 16, 1, 40, 17, 15, 4, 2, 1, GroupMeld: true, CommutativePercent: 30, HotKeys: 2),
+
+        // Group meld: the first part's list left the key absent and the second part deleted it
+        // blind; final meld retired the state's node for it twice.
+        new SimulationConfig(1933489744, 16, 6, 240, 1, 8, 21, 24, 15, 8, 3, 3, GroupMeld: true, CommutativePercent: 10, HotKeys: 1),
+    };
+
+    [Theory]
+    [MemberData(nameof(Cases))]
+    public void RegressionLogStillMelds(SimulationConfig cfg) => LogSimulation.Run(cfg);
+}

@@ -223,7 +223,11 @@ internal static class LogSimulation
                     }
 
                     var failed = OracleValidator.Apply([op], known, out var applied) != FoldError.None;
-                    rec.Doomed |= failed;
+                    if (failed)
+                    {
+                        rec.DoomedKeys.Add(k);
+                    }
+
                     if (operations.TryGetValue(k, out list))
                     {
                         list.Add(known is null ? Operation.Clear() : Operation.Put(known));
@@ -564,14 +568,15 @@ internal static class LogSimulation
     {
         key = null;
 
-        // The first's operations change their keys' versions as writes do.
-        var written = first.Writes.Where(p => p.Value is not null || first.WrittenExisted.Contains(p.Key)).Select(p => p.Key).Concat(first.Operations.Keys);
+        // The first's operations change their keys' versions as writes do; so does a doomed key's write.
+        var written = first.Writes.Where(p => p.Value is not null || first.WrittenExisted.Contains(p.Key)).Select(p => p.Key)
+            .Concat(first.Operations.Keys).Concat(first.DoomedKeys);
         foreach (var k in written)
         {
             // Operations alone depend on nothing; a read or a checked write does.
             var depends = second.Reads.Contains(k) || second.AbsentReads.Contains(k) || second.Ranges.Any(r => r.Contains(k))
                 || (second.Isolation != IsolationLevel.ReadCommitted
-                    && ((second.Writes.TryGetValue(k, out var w) && (w is not null || second.WrittenExisted.Contains(k))) || second.WritesAfterOperations(k)));
+                    && ((second.Writes.TryGetValue(k, out var w) && (w is not null || second.WrittenExisted.Contains(k))) || second.WritesAfterOperations(k) || second.DoomedKeys.Contains(k)));
             if (depends)
             {
                 key = k;

@@ -40,7 +40,13 @@ internal sealed class TransactionRecord
     public Dictionary<byte[], List<Operation>> Operations { get; } = new(ByteArrayComparer.Instance);
 
     /// <summary>An operation failed on a value the transaction knew (its own write): it aborts wherever it lands.</summary>
-    public bool Doomed { get; set; }
+    public bool Doomed => DoomedKeys.Count > 0;
+
+    /// <summary>
+    /// Keys where that happened: the transaction keeps the failed operation over the value it knew,
+    /// as a write (checked below read committed) that meld aborts.
+    /// </summary>
+    public HashSet<byte[]> DoomedKeys { get; } = new(ByteArrayComparer.Instance);
 
     public bool HasRangeReads => Ranges.Count > 0;
 
