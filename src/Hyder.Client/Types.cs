@@ -48,6 +48,12 @@ public enum AbortCause
 
     /// <summary>The snapshot preceded a checkpoint barrier written meanwhile; retry.</summary>
     SnapshotBeforeCheckpoint = 9,
+
+    /// <summary>A bounded Add would have left its [min, max] where the transaction landed in the log.</summary>
+    BoundViolated = 10,
+
+    /// <summary>A commutative operation met a value of another type (not an 8-byte integer, ordered value or top-k list).</summary>
+    TypeMismatch = 11,
 }
 
 /// <summary>What an operation of a one-shot transaction does.</summary>

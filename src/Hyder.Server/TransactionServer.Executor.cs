@@ -206,6 +206,7 @@ public sealed partial class TransactionServer
     private static string Describe(in MeldOutcome o) => o.Cause switch
     {
         AbortCause.Rejected or AbortCause.SnapshotTooOld or AbortCause.SnapshotBeforeCheckpoint => o.RejectReason ?? o.Cause.ToString(),
+        AbortCause.BoundViolated or AbortCause.TypeMismatch => $"{o.Cause} on key {Keys.Format(o.ConflictKey)} (conflict zone {o.ConflictZoneLength})",
         _ => o.ConflictKey is null ? $"{o.Cause} conflict" : $"{o.Cause} conflict on key {Keys.Format(o.ConflictKey)} (conflict zone {o.ConflictZoneLength})",
     };
 
