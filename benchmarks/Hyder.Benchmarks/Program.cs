@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Running;
+using Hyder.Benchmarks.Doppel;
 using Hyder.Benchmarks.Meld;
 using Hyder.Benchmarks.Pipeline;
 using Hyder.Benchmarks.Server;
@@ -14,6 +15,13 @@ if (args.Length > 0 && args[0] == "report")
 if (args.Length > 0 && args[0] == "pipeline")
 {
     return PipelineReport.Run(args[1..]);
+}
+
+// `doppel [--quick] [--out PATH]` writes docs/benchmarks/doppel.md: N concurrent increments of one
+// hot key, as commutative operations and as read-modify-writes (issue 8).
+if (args.Length > 0 && args[0] == "doppel")
+{
+    return DoppelReport.Run(args[1..]);
 }
 
 // `server [--quick] [--keys N] [--clients N] [--warmup S] [--seconds S] [--out PATH]` writes
