@@ -16,7 +16,7 @@ public sealed class HostileInputTests(ITestOutputHelper output)
 
     private sealed record Sample(Database Db, DatabaseState Snapshot, byte[] Final, byte[][] Parts);
 
-    /// <summary>Valid encodings on a snapshot: single-block and multi-block, with deletes, scans and reads.</summary>
+    /// <summary>Valid encodings on a snapshot: single-block and multi-block, with deletes, scans, reads and operation lists.</summary>
     private static List<Sample> Samples()
     {
         var samples = new List<Sample>();
@@ -35,7 +35,11 @@ public sealed class HostileInputTests(ITestOutputHelper output)
             tx.Put(r.Key(77), r.Payload());
             tx.Delete(TreeInspector.Contents(s.Root)[5].Key);
             tx.Scan(r.Key(20), r.Key(30), 4, []);
+            tx.Add(r.Key(11), 5, min: -100);
+            tx.OPut(r.Key(12), 2, r.Payload());
+            tx.TopKInsert(r.Key(13), 3, 7, r.Payload());
             var i = tx.Complete()!;
+            Assert.True(i.HasOperations);
             var e = IntentionEncoder.Encode(i, blockSize);
             var final = e.Finish(Enumerable.Range(0, e.Parts.Count).Select(p => 100L + (p * 3)).ToArray()).ToArray();
             samples.Add(new Sample(r.A, s, final, e.Parts.Select(p => p.ToArray()).ToArray()));
