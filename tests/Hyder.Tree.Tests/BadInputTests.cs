@@ -1,3 +1,4 @@
+using Hyder.Tree.Commutative;
 using Hyder.Tree.Meld;
 using Xunit;
 using static Hyder.Tree.Tests.ExecutorTests;
@@ -148,5 +149,49 @@ public sealed class BadInputTests
         var first = Reject();
         Assert.Contains("blind write", first, StringComparison.Ordinal);
         Assert.Equal(first, Reject());
+    }
+    [Fact]
+    public void AnOperationListWhereMeldCouldGraftItIsRejected()
+    {
+        // The root is an ancestor of the node with operations: an SSV there would let meld graft
+        // the subtree with the list unapplied.
+        var (db, i) = Prepared(tx => tx.Add(K("a"), 1));
+        i.Root!.Ssv = i.Root.Scv;
+        AssertRejected(db, i, "holds operations in its subtree");
+    }
+
+    [Fact]
+    public void AMalformedOperationListIsRejected()
+    {
+        var (db, i) = Prepared(tx => tx.Add(K("a"), 1));
+        Find(i.Root, "a")!.Payload = [99];
+        AssertRejected(db, i, "malformed operation list");
+    }
+
+    [Fact]
+    public void AnOperationListThatLiesAboutBeingAWriteIsRejected()
+    {
+        var (db, i) = Prepared(tx => tx.Add(K("a"), 1));
+        Find(i.Root, "a")!.Flags |= NodeFlags.Altered;
+        AssertRejected(db, i, "holds no put or delete");
+    }
+
+    [Fact]
+    public void OperationsTheIntentionDoesNotDeclareAreRejected()
+    {
+        // Final meld's serial shortcut trusts the flag: it would graft the list into the state.
+        var (db, i) = Prepared(tx => tx.Put(K("a"), K("x")));
+        for (var n = i.Root; n is not null && i.Contains(n); n = Keys.Compare(K("a"), n.Key) < 0 ? n.Left : n.Right)
+        {
+            n.Ssv = NodeVersion.None;
+            if (n.Key.AsSpan().SequenceEqual(K("a")))
+            {
+                n.Payload = OperationList.Encode(Operation.Put(K("x")));
+                n.Flags |= NodeFlags.Operations;
+                break;
+            }
+        }
+
+        AssertRejected(db, i, "does not declare");
     }
 }
