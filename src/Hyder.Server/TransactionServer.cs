@@ -43,6 +43,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
     private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
     private readonly ServerMetrics _metrics;
+
+    /// <summary>Ordinals of control records (fillers, checkpoint markers): melded as no-ops, not counted as intentions.</summary>
+    private readonly ConcurrentDictionary<long, byte> _controlOrdinals = new();
     private readonly long _settingsPosition;
 
     private Task _reader = Task.CompletedTask;
@@ -189,7 +192,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     {
         _window.Advance(ordinal, current);
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
-        _metrics.OnMelded(outcome);
+        if (!_controlOrdinals.TryRemove(ordinal, out _))
+        {
+            _metrics.OnMelded(outcome);
+        }
+
         if (_localByOrdinal.TryRemove(ordinal, out var pending))
         {
             pending.Outcome.TrySetResult(outcome);
