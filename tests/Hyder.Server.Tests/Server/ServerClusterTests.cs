@@ -85,6 +85,21 @@ public sealed class ServerClusterTests
     }
 
     [Fact]
+    public async Task AServerServesOnlyOnceItHasMeldedTheLogItStartedOn()
+    {
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings());
+        for (var i = 0; i < 400; i++)
+        {
+            await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(i), Value($"v{i}")), Operation.Put(Key(-1), Value($"last {i}"))]);
+        }
+
+        // A second server, and a restart of the first, must not answer from a state older than the log.
+        var joined = await cluster.AddServerAsync();
+        Assert.Equal("last 399", Encoding.UTF8.GetString((await joined.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(Key(-1))])).Results[0].Value!));
+        Assert.True(joined.LastMelded >= cluster.Servers[0].LastMelded);
+    }
+
+    [Fact]
     public async Task FillersAndCheckpointMarkersAreNotCountedAsIntentions()
     {
         // Group meld: a lone transaction waits for a partner, so the server appends a filler.
