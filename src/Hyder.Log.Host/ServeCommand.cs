@@ -63,11 +63,39 @@ internal static class ServeCommand
 
     private static async Task<int> RunAsync(ParseResult parse, CancellationToken cancellationToken)
     {
+        HostSettings options;
+        try
+        {
+            options = ReadSettings(parse);
+        }
+        catch (HostConfigurationException e)
+        {
+            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
+            return 2;
+        }
+
+        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
+        builder.Logging.ClearProviders();
+        builder.Logging.AddSimpleConsole(o =>
+        {
+            o.SingleLine = true;
+            o.TimestampFormat = "HH:mm:ss.fff ";
+        });
+        builder.Services.AddSingleton(options);
+        builder.Services.AddHostedService<LogHostService>();
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
+        using var host = builder.Build();
+        await host.RunAsync(cancellationToken).ConfigureAwait(false);
+        return 0;
+    }
+
+    /// <summary>The settings of a parsed command line; what the host cannot run with throws <see cref="HostConfigurationException"/> (exit code 2).</summary>
+    internal static HostSettings ReadSettings(ParseResult parse)
+    {
         var roles = (parse.GetValue(s_role) ?? []).SelectMany(r => r.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)).ToHashSet();
         if (roles.Count == 0 || roles.Any(r => r is not ("unit" or "sequencer" or "projection")))
         {
-            await Console.Error.WriteLineAsync("--role must name unit, sequencer and/or projection.").ConfigureAwait(false);
-            return 2;
+            throw new HostConfigurationException("--role must name unit, sequencer and/or projection.");
         }
 
         var options = new HostSettings
@@ -85,29 +113,15 @@ internal static class ServeCommand
         };
         if ((options.Unit || options.Projection) && options.DataDirectory is null)
         {
-            await Console.Error.WriteLineAsync("--data is required for the unit and projection roles.").ConfigureAwait(false);
-            return 2;
+            throw new HostConfigurationException("--data is required for the unit and projection roles.");
         }
 
         if (options.Sequencer && options.ProjectionStore is null && !options.Projection)
         {
-            await Console.Error.WriteLineAsync("--projection-store is required for the sequencer role.").ConfigureAwait(false);
-            return 2;
+            throw new HostConfigurationException("--projection-store is required for the sequencer role.");
         }
 
-        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
-        builder.Logging.ClearProviders();
-        builder.Logging.AddSimpleConsole(o =>
-        {
-            o.SingleLine = true;
-            o.TimestampFormat = "HH:mm:ss.fff ";
-        });
-        builder.Services.AddSingleton(options);
-        builder.Services.AddHostedService<LogHostService>();
-        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
-        using var host = builder.Build();
-        await host.RunAsync(cancellationToken).ConfigureAwait(false);
-        return 0;
+        return options;
     }
 }
 
@@ -134,3 +148,6 @@ internal sealed class HostSettings
 
     public string? ProjectionStore { get; init; }
 }
+
+/// <summary>A command line the host cannot run with; the message says what to change.</summary>
+internal sealed class HostConfigurationException(string message) : Exception(message);
