@@ -98,16 +98,43 @@ internal static class ServeCommand
             throw new HostConfigurationException("--role must name unit, sequencer and/or projection.");
         }
 
+        // Checked here, not where they are used, so a bad value exits with code 2 and a sentence
+        // instead of an exception from inside the host's start.
+        var listen = parse.GetValue(s_listen);
+        if (!IPAddress.TryParse(listen, out var address))
+        {
+            throw new HostConfigurationException($"--listen '{listen}' is not an IP address (use 0.0.0.0 to listen on every interface).");
+        }
+
+        var port = parse.GetValue(s_port);
+        if (port is < IPEndPoint.MinPort or > IPEndPoint.MaxPort)
+        {
+            throw new HostConfigurationException($"--port {port} is outside {IPEndPoint.MinPort}..{IPEndPoint.MaxPort}.");
+        }
+
+        // LogUnitOptions.Validate's limits; the sequencer and the admin commands read blocks of this size too.
+        var blockSize = parse.GetValue(s_blockSize);
+        if (blockSize is < 64 or > 1 << 20)
+        {
+            throw new HostConfigurationException($"--block-size {blockSize} is outside 64..{1 << 20} bytes.");
+        }
+
+        var slots = parse.GetValue(s_slots);
+        if (slots < 2)
+        {
+            throw new HostConfigurationException($"--slots-per-segment {slots}: a segment holds at least two slots.");
+        }
+
         var options = new HostSettings
         {
             Unit = roles.Contains("unit"),
             Sequencer = roles.Contains("sequencer"),
             Projection = roles.Contains("projection"),
             DataDirectory = parse.GetValue(s_data),
-            EndPoint = new IPEndPoint(IPAddress.Parse(parse.GetValue(s_listen)!), parse.GetValue(s_port)),
+            EndPoint = new IPEndPoint(address, port),
             Advertise = parse.GetValue(s_advertise),
-            BlockSize = parse.GetValue(s_blockSize),
-            SlotsPerSegment = parse.GetValue(s_slots),
+            BlockSize = blockSize,
+            SlotsPerSegment = slots,
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
             ProjectionStore = parse.GetValue(ProjectionStore),
         };
