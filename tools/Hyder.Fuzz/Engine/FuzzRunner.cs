@@ -123,6 +123,20 @@ public sealed class FuzzRunner(FuzzOptions options, Action<string>? progress = n
         return result!;
     }
 
+    /// <summary>Judges one given input (a kept regression input) on a watched thread, as a case of <paramref name="origin"/>.</summary>
+    public CaseResult RunInput(FuzzTarget target, Seed origin, byte[] input)
+    {
+        WarmUp(target);
+        var c = new FuzzCase(-1, origin, input, ["given input"]);
+        CaseResult? result = null;
+        var thread = new Thread(() => result = Execute(target, c)) { IsBackground = true, Name = "fuzz-input" };
+        thread.Start();
+        return thread.Join(options.CaseTimeout)
+            ? result!
+            : new CaseResult(c, CaseOutcome.Finding, null, 0, options.CaseTimeout,
+                new Finding(target.Name, options.Seed, c, FindingKind.Hang, $"still running after {options.CaseTimeout.TotalMilliseconds:F0} ms", null, 0, options.CaseTimeout));
+    }
+
     /// <summary>Runs the corpus unmutated once, so first-call costs (JIT, static tables) are not charged to a case.</summary>
     private static void WarmUp(FuzzTarget target)
     {

@@ -66,6 +66,9 @@ internal sealed class ServerConfigTarget : FuzzTarget
 /// </summary>
 internal sealed class ServerArgsTarget : FuzzTarget
 {
+    // One root command: its options are static and remember every command they were added to.
+    private static readonly System.CommandLine.RootCommand s_root = ServeCommand.CreateRoot();
+
     public override string Name => "server-args";
 
     public override string Description => "hyder-server's command line: the parse, ServeCommand.BuildConfiguration and HostSettings.Read";
@@ -79,7 +82,7 @@ internal sealed class ServerArgsTarget : FuzzTarget
     /// <summary>What the host does before it runs: parse, build the configuration, read the settings.</summary>
     public static HostSettings Read(string[] args)
     {
-        var parse = ServeCommand.CreateRoot().Parse(args);
+        var parse = s_root.Parse(args);
         if (parse.Errors.Count > 0)
         {
             FuzzRejectionException.Throw(string.Join("; ", parse.Errors.Select(e => e.Message)));
@@ -103,7 +106,7 @@ internal sealed class ServerArgsTarget : FuzzTarget
         yield return Arguments.Seed("cluster settings", "--embedded", "--data", "/tmp/hyder-data", "--premeld-threads", "2", "--distance", "4", "--group-meld", "--block-size", "1024", "--state-window", "64");
         yield return Arguments.Seed("remote log and peers", "--log", "tcp:127.0.0.1:7100", "--broadcast-listen", "127.0.0.1:7401", "--peer", "127.0.0.1:7402,127.0.0.1:7403", "--cluster-id", "prod");
         yield return Arguments.Seed("limits", "--embedded", "--max-key-bytes", "64", "--max-value-bytes", "0", "--max-operations", "8", "--max-scan-rows", "100", "--max-message-bytes", "4096", "--max-in-flight", "16", "--checkpoint-every", "100");
-        yield return Arguments.Seed("tls", "--embedded", "--listen", "https://127.0.0.1:7443", "--tls-certificate", "/nonexistent.pfx", "--tls-password", "secret");
+        yield return Arguments.Seed("tls", "--embedded", "--listen", "https://127.0.0.1:7443", "--tls-certificate", "/dev/null", "--tls-password", "secret");
     }
 }
 
@@ -113,6 +116,14 @@ internal sealed class ServerArgsTarget : FuzzTarget
 /// </summary>
 internal sealed class LogHostArgsTarget : FuzzTarget
 {
+    // One root command: its options are static and remember every command they were added to.
+    private static readonly Lazy<System.CommandLine.RootCommand> s_root = new(() =>
+    {
+        var root = new System.CommandLine.RootCommand();
+        LogHost.ServeCommand.Configure(root);
+        return root;
+    });
+
     public override string Name => "log-host-args";
 
     public override string Description => "hyder-log's command line: the parse and ServeCommand.ReadSettings";
@@ -123,9 +134,7 @@ internal sealed class LogHostArgsTarget : FuzzTarget
 
     public override void Execute(byte[] input, Seed seed)
     {
-        var root = new System.CommandLine.RootCommand();
-        LogHost.ServeCommand.Configure(root);
-        var parse = root.Parse(Arguments.Split(input));
+        var parse = s_root.Value.Parse(Arguments.Split(input));
         if (parse.Errors.Count > 0)
         {
             FuzzRejectionException.Throw(string.Join("; ", parse.Errors.Select(e => e.Message)));

@@ -167,7 +167,13 @@ internal sealed class LogFramesTarget : FuzzTarget
             input.AdvanceTo(buffer.Start, buffer.End);
             if (result.IsCompleted)
             {
-                throw new IOException("the server closed the connection.");
+                // The end of the case's bytes: a clean end between frames, a broken connection inside one.
+                if (buffer.Length > 0)
+                {
+                    throw new IOException($"the server closed the connection inside a frame ({buffer.Length} bytes left).");
+                }
+
+                return;
             }
         }
     }
