@@ -79,13 +79,19 @@ internal sealed class ServerArgsTarget : FuzzTarget
 
     public override void Execute(byte[] input, Seed seed) => Read(Arguments.Split(input));
 
-    /// <summary>What the host does before it runs: parse, build the configuration, read the settings.</summary>
-    public static HostSettings Read(string[] args)
+    /// <summary>What the host does before it runs: parse, build the configuration, read the settings (null for --help and --version).</summary>
+    public static HostSettings? Read(string[] args)
     {
         var parse = s_root.Parse(args);
         if (parse.Errors.Count > 0)
         {
             FuzzRejectionException.Throw(string.Join("; ", parse.Errors.Select(e => e.Message)));
+        }
+
+        if (parse.Action != s_root.Action)
+        {
+            // --help or --version: the host prints and exits 0 without reading its settings.
+            return null;
         }
 
         // The host builds its configuration once; here it is built per case, so its file providers are let go.
@@ -138,6 +144,12 @@ internal sealed class LogHostArgsTarget : FuzzTarget
         if (parse.Errors.Count > 0)
         {
             FuzzRejectionException.Throw(string.Join("; ", parse.Errors.Select(e => e.Message)));
+        }
+
+        if (parse.Action != s_root.Value.Action)
+        {
+            // --help, --version or an admin command: the serve command's settings are not read.
+            return;
         }
 
         LogHost.ServeCommand.ReadSettings(parse);
