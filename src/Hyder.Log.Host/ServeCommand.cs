@@ -63,35 +63,14 @@ internal static class ServeCommand
 
     private static async Task<int> RunAsync(ParseResult parse, CancellationToken cancellationToken)
     {
-        var roles = (parse.GetValue(s_role) ?? []).SelectMany(r => r.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)).ToHashSet();
-        if (roles.Count == 0 || roles.Any(r => r is not ("unit" or "sequencer" or "projection")))
+        HostSettings options;
+        try
         {
-            await Console.Error.WriteLineAsync("--role must name unit, sequencer and/or projection.").ConfigureAwait(false);
-            return 2;
+            options = ReadSettings(parse);
         }
-
-        var options = new HostSettings
+        catch (HostConfigurationException e)
         {
-            Unit = roles.Contains("unit"),
-            Sequencer = roles.Contains("sequencer"),
-            Projection = roles.Contains("projection"),
-            DataDirectory = parse.GetValue(s_data),
-            EndPoint = new IPEndPoint(IPAddress.Parse(parse.GetValue(s_listen)!), parse.GetValue(s_port)),
-            Advertise = parse.GetValue(s_advertise),
-            BlockSize = parse.GetValue(s_blockSize),
-            SlotsPerSegment = parse.GetValue(s_slots),
-            Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
-            ProjectionStore = parse.GetValue(ProjectionStore),
-        };
-        if ((options.Unit || options.Projection) && options.DataDirectory is null)
-        {
-            await Console.Error.WriteLineAsync("--data is required for the unit and projection roles.").ConfigureAwait(false);
-            return 2;
-        }
-
-        if (options.Sequencer && options.ProjectionStore is null && !options.Projection)
-        {
-            await Console.Error.WriteLineAsync("--projection-store is required for the sequencer role.").ConfigureAwait(false);
+            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
             return 2;
         }
 
@@ -108,6 +87,68 @@ internal static class ServeCommand
         using var host = builder.Build();
         await host.RunAsync(cancellationToken).ConfigureAwait(false);
         return 0;
+    }
+
+    /// <summary>The settings of a parsed command line; what the host cannot run with throws <see cref="HostConfigurationException"/> (exit code 2).</summary>
+    internal static HostSettings ReadSettings(ParseResult parse)
+    {
+        var roles = (parse.GetValue(s_role) ?? []).SelectMany(r => r.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)).ToHashSet();
+        if (roles.Count == 0 || roles.Any(r => r is not ("unit" or "sequencer" or "projection")))
+        {
+            throw new HostConfigurationException("--role must name unit, sequencer and/or projection.");
+        }
+
+        // Checked here, not where they are used, so a bad value exits with code 2 and a sentence
+        // instead of an exception from inside the host's start.
+        var listen = parse.GetValue(s_listen);
+        if (!IPAddress.TryParse(listen, out var address))
+        {
+            throw new HostConfigurationException($"--listen '{listen}' is not an IP address (use 0.0.0.0 to listen on every interface).");
+        }
+
+        var port = parse.GetValue(s_port);
+        if (port is < IPEndPoint.MinPort or > IPEndPoint.MaxPort)
+        {
+            throw new HostConfigurationException($"--port {port} is outside {IPEndPoint.MinPort}..{IPEndPoint.MaxPort}.");
+        }
+
+        // LogUnitOptions.Validate's limits; the sequencer and the admin commands read blocks of this size too.
+        var blockSize = parse.GetValue(s_blockSize);
+        if (blockSize is < 64 or > 1 << 20)
+        {
+            throw new HostConfigurationException($"--block-size {blockSize} is outside 64..{1 << 20} bytes.");
+        }
+
+        var slots = parse.GetValue(s_slots);
+        if (slots < 2)
+        {
+            throw new HostConfigurationException($"--slots-per-segment {slots}: a segment holds at least two slots.");
+        }
+
+        var options = new HostSettings
+        {
+            Unit = roles.Contains("unit"),
+            Sequencer = roles.Contains("sequencer"),
+            Projection = roles.Contains("projection"),
+            DataDirectory = parse.GetValue(s_data),
+            EndPoint = new IPEndPoint(address, port),
+            Advertise = parse.GetValue(s_advertise),
+            BlockSize = blockSize,
+            SlotsPerSegment = slots,
+            Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
+            ProjectionStore = parse.GetValue(ProjectionStore),
+        };
+        if ((options.Unit || options.Projection) && options.DataDirectory is null)
+        {
+            throw new HostConfigurationException("--data is required for the unit and projection roles.");
+        }
+
+        if (options.Sequencer && options.ProjectionStore is null && !options.Projection)
+        {
+            throw new HostConfigurationException("--projection-store is required for the sequencer role.");
+        }
+
+        return options;
     }
 }
 
@@ -134,3 +175,6 @@ internal sealed class HostSettings
 
     public string? ProjectionStore { get; init; }
 }
+
+/// <summary>A command line the host cannot run with; the message says what to change.</summary>
+internal sealed class HostConfigurationException(string message) : Exception(message);

@@ -70,22 +70,7 @@ internal static class ServeCommand
     /// <summary>Parses <paramref name="args"/> and runs the server or prints help; returns the exit code.</summary>
     public static async Task<int> InvokeAsync(string[] args)
     {
-        var root = new RootCommand(
-            "Hyder transaction server: one server of a Hyder cluster behind the hyder.v1.Hyder gRPC API. "
-            + "Settings come from appsettings.json (or --config), then HYDER_ environment variables "
-            + "(HYDER_CLUSTER__DISTANCE=4), then these options; the configuration key is in brackets. "
-            + "Bad configuration exits with code 2.");
-        root.Options.Add(s_config);
-        root.Options.Add(s_embedded);
-        foreach (var (option, _) in s_values)
-        {
-            root.Options.Add(option);
-        }
-
-        root.Options.Add(s_groupMeld);
-        root.Options.Add(s_peers);
-        root.SetAction(RunAsync);
-
+        var root = CreateRoot();
         var parse = root.Parse(args);
         if (parse.Errors.Count > 0)
         {
@@ -101,6 +86,27 @@ internal static class ServeCommand
         // The console lifetime handles SIGTERM and Ctrl-C: it stops the host, which stops the
         // server in order, and the action then returns 0.
         return await parse.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = null }).ConfigureAwait(false);
+    }
+
+    /// <summary>The command line's root command, its options and its action.</summary>
+    internal static RootCommand CreateRoot()
+    {
+        var root = new RootCommand(
+            "Hyder transaction server: one server of a Hyder cluster behind the hyder.v1.Hyder gRPC API. "
+            + "Settings come from appsettings.json (or --config), then HYDER_ environment variables "
+            + "(HYDER_CLUSTER__DISTANCE=4), then these options; the configuration key is in brackets. "
+            + "Bad configuration exits with code 2.");
+        root.Options.Add(s_config);
+        root.Options.Add(s_embedded);
+        foreach (var (option, _) in s_values)
+        {
+            root.Options.Add(option);
+        }
+
+        root.Options.Add(s_groupMeld);
+        root.Options.Add(s_peers);
+        root.SetAction(RunAsync);
+        return root;
     }
 
     private static (Option<string>, string) Value(string name, string key, string helpName, string description) =>
@@ -155,7 +161,8 @@ internal static class ServeCommand
         return 0;
     }
 
-    private static IConfiguration BuildConfiguration(ParseResult parse)
+    /// <summary>The three configuration layers of a parsed command line; a file that cannot be read throws <see cref="HostConfigurationException"/>.</summary>
+    internal static IConfiguration BuildConfiguration(ParseResult parse)
     {
         var builder = new ConfigurationBuilder();
         if (parse.GetValue(s_config) is { } file)

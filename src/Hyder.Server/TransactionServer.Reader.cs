@@ -269,10 +269,12 @@ public sealed partial class TransactionServer
             case ControlKind.Settings:
                 return;
             case ControlKind.Filler:
-                Dispatch(new Job { Ordinal = ++_ordinal, Position = position, IsDecided = true, Decision = Job.NoOp });
+                _controlOrdinals.TryAdd(++_ordinal, 0);
+                Dispatch(new Job { Ordinal = _ordinal, Position = position, IsDecided = true, Decision = Job.NoOp });
                 return;
             case ControlKind.CheckpointMarker:
                 var v = ++_ordinal;
+                _controlOrdinals.TryAdd(v, 0);
                 var job = new Job { Ordinal = v, Position = position, IsDecided = true, Decision = Job.NoOp };
                 var id = body.Length >= 8 ? BitConverter.ToUInt64(body) : 0;
                 _checkpointRequests.TryGetValue(id, out var request);

@@ -43,6 +43,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
     private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
     private readonly ServerMetrics _metrics;
+
+    /// <summary>Ordinals of control records (fillers, checkpoint markers): melded as no-ops, not counted as intentions.</summary>
+    private readonly ConcurrentDictionary<long, byte> _controlOrdinals = new();
     private readonly long _settingsPosition;
 
     private Task _reader = Task.CompletedTask;
@@ -158,8 +161,46 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
         var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);
         server.Start();
+        try
+        {
+            await server.CatchUpAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await server.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
         logger.Serving(options.ServerId, settings, server._pipeline.Threading);
         return server;
+    }
+
+    /// <summary>
+    /// Waits until this server has melded the log as far as its tail when it started, so that its
+    /// first transactions run on a state that holds everything committed before it served (a
+    /// restarted server would otherwise answer from an old state until it caught up).
+    /// </summary>
+    private async Task CatchUpAsync(CancellationToken cancellationToken)
+    {
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        var from = ReadPosition;
+        var tail = await _log.TailAsync(cancellationToken).ConfigureAwait(false);
+
+        // The reader dispatches a position's ordinal before it moves past the position.
+        while (ReadPosition < tail || LastMelded < Volatile.Read(ref _ordinal))
+        {
+            if ((_failure ?? _pipeline.Failure) is { } failure)
+            {
+                throw new ServerStartException($"the server failed while catching up with the log: {failure.Message}", failure);
+            }
+
+            await Task.Delay(1, cancellationToken).ConfigureAwait(false);
+        }
+
+        if (tail > from)
+        {
+            _logger.CaughtUp(_options.ServerId, tail, LastMelded, clock.Elapsed.TotalSeconds);
+        }
     }
 
     private void Start()
@@ -189,7 +230,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     {
         _window.Advance(ordinal, current);
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
-        _metrics.OnMelded(outcome);
+        if (!_controlOrdinals.TryRemove(ordinal, out _))
+        {
+            _metrics.OnMelded(outcome);
+        }
+
         if (_localByOrdinal.TryRemove(ordinal, out var pending))
         {
             pending.Outcome.TrySetResult(outcome);

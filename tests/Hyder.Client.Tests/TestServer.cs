@@ -19,11 +19,12 @@ internal sealed class TestServer : IAsyncDisposable
 
     public HyderClient Client { get; }
 
-    public static async Task<TestServer> StartAsync(FakeEngine? engine = null, Func<HyderClientSettings, HyderClientSettings>? configure = null)
+    public static async Task<TestServer> StartAsync(FakeEngine? engine = null, Func<HyderClientSettings, HyderClientSettings>? configure = null, Action<RpcServerOptions>? configureServer = null)
     {
         engine ??= new FakeEngine();
         var registry = HyderServiceBinding.Register(new RpcServiceRegistry(), new HyderService(engine));
         var options = HyderServiceBinding.ApplyLimits(new RpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) }, engine.Limits);
+        configureServer?.Invoke(options);
         using var startTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
         var server = await RpcServer.StartAsync(registry, options, startTimeout.Token);
         var settings = new HyderClientSettings { Endpoint = server.Address, Timeout = TimeSpan.FromSeconds(10), RetryDelay = TimeSpan.FromMilliseconds(1), MaxRetryDelay = TimeSpan.FromMilliseconds(20) };

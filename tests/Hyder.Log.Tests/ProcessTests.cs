@@ -23,6 +23,26 @@ public sealed class ProcessTests(ITestOutputHelper output)
         return block;
     }
 
+    /// <summary>
+    /// Values the parser takes but the host cannot run with exit with code 2 and name the option,
+    /// instead of an exception from inside the host's start. Found by the log-host-args fuzzer
+    /// (seed 1: case 38, an --listen that is not an address; case 1477, a port out of range).
+    /// </summary>
+    [Theory]
+    [InlineData("--listen", "--listen", "nowhere")]
+    [InlineData("--port", "--port", "70000")]
+    [InlineData("--port", "--port", "-1")]
+    [InlineData("--block-size", "--block-size", "0")]
+    [InlineData("--slots-per-segment", "--slots-per-segment", "1")]
+    public async Task ABadValueExitsWithCode2AndNamesTheOption(string option, params string[] bad)
+    {
+        using var dir = new TempDirectory();
+        var run = await HostProcess.RunAsync(["--role", "unit", "--data", dir.Sub("u"), .. bad]);
+        Assert.True(run.ExitCode == 2, run.Output);
+        Assert.Contains(option, run.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("   at ", run.Output, StringComparison.Ordinal);
+    }
+
     [Fact]
     public Task AcknowledgedAppendsSurviveSigkillOfUnitProcesses() => KillLoopAsync(rounds: 3);
 

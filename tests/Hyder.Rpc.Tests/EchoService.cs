@@ -87,6 +87,10 @@ internal sealed class EchoService
             ThrowIfAsked(request);
             texts.Add(request.Text);
             payload += request.Payload.Length;
+            if (request.Last)
+            {
+                break;
+            }
         }
 
         return new EchoReply { Text = string.Join(',', texts), Index = texts.Count, Payload = ByteString.CopyFromUtf8(payload.ToString(System.Globalization.CultureInfo.InvariantCulture)) };
@@ -99,6 +103,10 @@ internal sealed class EchoService
         {
             ThrowIfAsked(request);
             await responses.WriteAsync(new EchoReply { Text = request.Text, Index = index++, Payload = request.Payload });
+            if (request.Last)
+            {
+                return;
+            }
         }
     }
 

@@ -70,6 +70,21 @@ public sealed class RoundTripTests
     }
 
     [Fact]
+    public async Task StreamingCallReachesTheServerBeforeItsFirstRequest()
+    {
+        // The server answers an unknown method without waiting for a request. The first call rides
+        // on the new connection's setup; the second must reach the server by itself.
+        await using var t = await TestServer.StartAsync();
+        var missing = new Method<EchoRequest, EchoReply>(MethodType.DuplexStreaming, EchoMethods.Service, "Missing", EchoRequest.Parser, EchoReply.Parser);
+        for (var i = 0; i < 2; i++)
+        {
+            using var call = t.Channel.DuplexStreamingCall(missing, new CallOptions(Deadline: DateTime.UtcNow.AddSeconds(5)));
+            var e = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.MoveNext());
+            Assert.Equal(StatusCode.Unimplemented, e.StatusCode);
+        }
+    }
+
+    [Fact]
     public async Task MessagesOfSeveralMegabytesRoundTripInEveryDirection()
     {
         const int size = 3 * 1024 * 1024;

@@ -1,4 +1,5 @@
 using System.Text.Json;
+using Hyder.Testing;
 using Hyder.Ycsb.Cli;
 using Xunit;
 
@@ -18,7 +19,6 @@ public class CliTests
     [InlineData("run", "--target", "postgres")]
     [InlineData("load", "--target", "memory", "--record-count", "5000000000")]
     [InlineData("fly")]
-    [InlineData]
     public async Task BadOptionsPrintAMessageAndTheUsageAndExitWithTwo(params string[] args)
     {
         var (code, output, error) = await RunAsync(args);
@@ -29,14 +29,98 @@ public class CliTests
     }
 
     [Theory]
-    [InlineData("run", "--target", "embedded")]
+    [InlineData("run", "--workload", "tx")]
+    [InlineData("run", "--target", "embedded", "--load", "--servers", "0")]
+    [InlineData("run", "--target", "embedded", "--load", "--premeld-threads", "-1")]
+    [InlineData("run", "--target", "embedded", "--load", "--distance", "4")]
+    [InlineData("run", "--target", "embedded", "--load", "--premeld-threads", "2", "--distance", "0")]
+    [InlineData("run", "--target", "memory", "--load", "--group-meld")]
+    [InlineData("run", "--target", "memory", "--load", "--servers", "2")]
+    [InlineData("run", "--target", "postgres", "--pg", "Host=x", "--data", "/tmp/x")]
     [InlineData("run", "--target", "memory", "--load", "--connect", "127.0.0.1:7000")]
-    public async Task TheServerTargetsSayTheyAreNotAvailableYet(params string[] args)
+    [InlineData("run", "--load", "--connect", "")]
+    public async Task HyderTargetOptionsAreChecked(params string[] args)
     {
-        var (code, _, error) = await RunAsync(args);
+        var (code, output, error) = await RunAsync(args);
         Assert.Equal(2, code);
-        Assert.Contains("not yet available", error, StringComparison.Ordinal);
-        Assert.Contains("issue 6", error, StringComparison.Ordinal);
+        Assert.Contains("error:", error, StringComparison.Ordinal);
+        Assert.Contains("Usage:", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("[OVERALL]", output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AnUnreachableServerEndsTheRunWithExitCodeOne()
+    {
+        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        var port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+        listener.Stop();
+        var (code, output, error) = await RunAsync("run", "--load", "--connect", $"Endpoint=http://127.0.0.1:{port};Timeout=5", "--record-count", "10", "--operations", "1");
+        Assert.Equal(1, code);
+        Assert.Contains($"error: the Hyder server at http://127.0.0.1:{port}/ failed", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("[OVERALL]", output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AnEmbeddedRunReportsMeldFiguresAndAgreeingStateHashes()
+    {
+        var json = Path.GetTempFileName();
+        try
+        {
+            var (code, output, error) = await RunAsync("run", "--load", "--workload", "tx", "--record-count", "2000", "--value-size", "16", "--operations", "400",
+                "--threads", "2", "--in-flight", "4", "--servers", "2", "--group-meld", "--fsync", "none", "--json", json);
+            Assert.True(code == 0, error);
+            Assert.Contains("# target Hyder embedded cluster: 2 transaction servers (group meld)", output, StringComparison.Ordinal);
+            Assert.Contains("[HYDER], StateHashesAgree, 1", output, StringComparison.Ordinal);
+            Assert.Contains("# Summary:", output, StringComparison.Ordinal);
+            using var document = JsonDocument.Parse(File.ReadAllText(json));
+            var run = document.RootElement[1];
+            Assert.Equal("group meld", run.GetProperty("settings").GetProperty("pipeline").GetString());
+            var target = run.GetProperty("target");
+            var overall = run.GetProperty("overall");
+            Assert.Equal(2, target.GetProperty("Servers").GetDouble());
+            Assert.Equal(overall.GetProperty("Committed").GetDouble(), target.GetProperty("MeldCommitted").GetDouble() + target.GetProperty("ReadOnlyCommitted").GetDouble());
+            Assert.Equal(overall.GetProperty("Aborted").GetDouble(), target.GetProperty("MeldAborted").GetDouble());
+            Assert.True(target.GetProperty("GroupMeldNodes/Intention").GetDouble() > 0);
+        }
+        finally
+        {
+            File.Delete(json);
+        }
+    }
+
+    [Fact]
+    public async Task AKeptDataDirectoryCarriesALoadIntoALaterRun()
+    {
+        var data = Directory.CreateTempSubdirectory("hyder-ycsb-test-");
+        try
+        {
+            var (code, _, error) = await RunAsync("load", "--data", data.FullName, "--record-count", "300", "--value-size", "8", "--fsync", "none");
+            Assert.True(code == 0, error);
+            (code, var output, error) = await RunAsync("run", "--data", data.FullName, "--workload", "c", "--record-count", "300", "--value-size", "8",
+                "--operations", "200", "--fsync", "none");
+            Assert.True(code == 0, error);
+            Assert.True(output.Contains("[READ], Return=OK, 200", StringComparison.Ordinal), output);
+            Assert.DoesNotContain("NOT_FOUND", output, StringComparison.Ordinal);
+            Assert.NotEmpty(Directory.EnumerateFileSystemEntries(data.FullName));
+        }
+        finally
+        {
+            data.Delete(recursive: true);
+        }
+    }
+
+    [Fact]
+    public void TheMainJobIsTheDocumentedCommandAndParses()
+    {
+        var parse = YcsbCommands.Create(TextWriter.Null, TextWriter.Null).Parse(YcsbCommands.MainJob);
+        Assert.Empty(parse.Errors);
+        var configuration = RunConfiguration.From(parse, run: true);
+        Assert.Equal("embedded", configuration.TargetName);
+        Assert.True(configuration.LoadFirst);
+        Assert.Equal("tx", configuration.Workload.Name);
+        var readme = File.ReadAllText(Path.Combine(BuiltProject.RepositoryRoot(), "README.md")).ReplaceLineEndings("\n");
+        Assert.Contains("\ndotnet run -c Release --project tools/Hyder.Ycsb\n", readme, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -78,7 +78,7 @@ public class MemoryTargetTests
         await LoadAsync(target, workload, settings);
         Assert.Equal(2_000, target.Count("usertable"));
 
-        var runner = new PhaseRunner(target, workload.KeySpaces, settings, sink);
+        var runner = new PhaseRunner(target, workload.KeySpaces, settings, sink, new CounterBounds(startsAtZero: true));
         var result = await runner.RunAsync("run", Enumerable.Range(0, 2).Select(w => workload.CreateSource(5, w)).ToArray(), default);
         var m = result.Totals;
         Assert.Equal(20_000, m.Committed + m.GaveUp);
@@ -97,7 +97,7 @@ public class MemoryTargetTests
         var workload = new Incr1Workload(100, 1.0, IsolationLevel.Serializable);
         var settings = new DriverSettings { Threads = 2, InFlightPerThread = 8, OperationCount = 5_000, MaxRetries = 1_000 };
         await LoadAsync(target, workload, settings);
-        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new CollectingSink());
+        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new CollectingSink(), new CounterBounds(startsAtZero: true));
         var result = await runner.RunAsync("run", Enumerable.Range(0, 2).Select(w => workload.CreateSource(6, w)).ToArray(), default);
         Assert.Equal(result.Totals.Committed, target.Counter("counters", new KeyCodec(4, true).Encode(0)));
         Assert.Equal(5_000, result.Totals.Committed);
@@ -110,7 +110,7 @@ public class MemoryTargetTests
         var workload = new CoreWorkload("c", CoreMix.Preset('c'), 100, 100, new Generators.DistributionSettings(), IsolationLevel.Serializable);
         var settings = new DriverSettings { Threads = 2, InFlightPerThread = 2, TargetThroughput = 500, Duration = TimeSpan.FromSeconds(1), ValueSize = 8 };
         await LoadAsync(target, workload, settings);
-        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new CollectingSink());
+        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new CollectingSink(), new CounterBounds(startsAtZero: true));
         var result = await runner.RunAsync("run", Enumerable.Range(0, 2).Select(w => workload.CreateSource(7, w)).ToArray(), default);
         var rate = result.Totals.Committed / result.RunTime.TotalSeconds;
         Assert.InRange(rate, 350, 560);
@@ -121,7 +121,7 @@ public class MemoryTargetTests
         await target.PrepareAsync(workload.KeySpaces, reset: true, default);
         var source = new LoadSource(workload.KeySpaces, 50);
         var loadSettings = settings with { OperationCount = null, Duration = null, TargetThroughput = 0 };
-        var runner = new PhaseRunner(target, workload.KeySpaces, loadSettings, new CollectingSink());
+        var runner = new PhaseRunner(target, workload.KeySpaces, loadSettings, new CollectingSink(), new CounterBounds(startsAtZero: true));
         var result = await runner.RunAsync("load", Enumerable.Repeat<ITransactionSource>(source, settings.Threads).ToArray(), default);
         Assert.Equal(source.TotalRecords, result.CommittedOperations);
     }

@@ -72,6 +72,8 @@ public sealed class PostgresTests : IAsyncLifetime
         await session.BeginAsync(IsolationLevel.RepeatableRead, true, default);
         Assert.True(await session.GetAsync(s_space, new byte[] { 2 }, default));
         Assert.False(await session.GetAsync(s_space, new byte[] { 9 }, default));
+        Assert.Equal(3, await session.ReadCounterAsync(s_counters, new byte[] { 1 }, default));
+        Assert.Null(await session.ReadCounterAsync(s_counters, new byte[] { 2 }, default));
         Assert.Equal(2, await session.ScanAsync(s_space, new byte[] { 2 }, 10, default));
         Assert.Equal(1, await session.ScanAsync(s_space, new byte[] { 0 }, 1, default));
         Assert.True(await session.DeleteAsync(s_space, new byte[] { 3 }, default));

@@ -1,6 +1,6 @@
 namespace Hyder.Testing;
 
-/// <summary>Where a project of this repository was built, for tests that run it as a child process.</summary>
+/// <summary>Where this repository and its built projects are, for tests that run a project as a child process or read its files.</summary>
 internal static class BuiltProject
 {
     /// <summary>
@@ -10,14 +10,20 @@ internal static class BuiltProject
     /// </summary>
     public static string Dll(string project, string assembly)
     {
+        var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
+        return Path.Combine(RepositoryRoot(), "src", project, "bin", configuration, "net10.0", assembly);
+    }
+
+    /// <summary>The repository's root: the first directory above the test's binaries that holds Hyder.sln.</summary>
+    public static string RepositoryRoot()
+    {
         var here = Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory);
-        var configuration = new DirectoryInfo(here).Parent!.Name;
         var root = new DirectoryInfo(here);
         while (!File.Exists(Path.Combine(root.FullName, "Hyder.sln")))
         {
             root = root.Parent ?? throw new InvalidOperationException("Hyder.sln not found above " + here);
         }
 
-        return Path.Combine(root.FullName, "src", project, "bin", configuration, "net10.0", assembly);
+        return root.FullName;
     }
 }

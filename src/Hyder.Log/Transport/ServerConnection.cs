@@ -121,7 +121,8 @@ internal sealed partial class ServerConnection : IDisposable
         }
     }
 
-    private static string? Validate(in FrameHeader header)
+    /// <summary>Why a request's header breaks the protocol (the connection is then closed), or null.</summary>
+    internal static string? Validate(in FrameHeader header)
     {
         if (!Frame.IsKnown(header.Op))
         {

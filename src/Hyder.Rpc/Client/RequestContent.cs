@@ -59,6 +59,9 @@ internal sealed class RequestContent : HttpContent
             return;
         }
 
+        // SocketsHttpHandler holds the HEADERS frame back until the body writes: a call whose client
+        // reads before it writes would not reach the server until that write, or its deadline.
+        await stream.FlushAsync(cancellationToken).ConfigureAwait(false);
         _stream.TrySetResult(stream);
         await _complete.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
     }

@@ -122,8 +122,11 @@ internal static class MessageFraming
         {
             message = parser.ParseFrom(body);
         }
-        catch (InvalidProtocolBufferException e)
+        catch (Exception e) when (e is InvalidProtocolBufferException or IndexOutOfRangeException or ArgumentException or InvalidOperationException)
         {
+            // Google.Protobuf throws more than InvalidProtocolBufferException on malformed input: a
+            // nested length near int.MaxValue overflows its limit arithmetic and ends in an
+            // IndexOutOfRangeException or ArgumentOutOfRangeException (protocolbuffers/protobuf#26856).
             throw new RpcException(new Status(StatusCode.Internal, "Failed to deserialize a message: " + e.Message), null, e);
         }
 

@@ -12,6 +12,9 @@ namespace Hyder.Rpc;
 /// </summary>
 public sealed class RpcDispatcher
 {
+    // Kestrel's own grace period for a stream it resets; a client that has the status ends its side within a round trip.
+    private static readonly TimeSpan s_drainTimeout = TimeSpan.FromSeconds(5);
+
     private readonly RpcServiceRegistry _services;
     private readonly RpcServerOptions _options;
     private readonly ILogger _logger;
@@ -59,6 +62,7 @@ public sealed class RpcDispatcher
         if (!_services.TryGetHandler(path, out var handler))
         {
             TrailersOnly(response, StatusCode.Unimplemented, $"Method {path} is unimplemented.");
+            await EndAsync(context).ConfigureAwait(false);
             return;
         }
 
@@ -68,6 +72,7 @@ public sealed class RpcDispatcher
             // PROTOCOL-HTTP2.md: an unsupported encoding gets UNIMPLEMENTED and the encodings we accept.
             response.Headers[GrpcProtocol.AcceptEncodingHeader] = GrpcProtocol.IdentityEncoding;
             TrailersOnly(response, StatusCode.Unimplemented, $"Message encoding '{encoding}' is not supported.");
+            await EndAsync(context).ConfigureAwait(false);
             return;
         }
 
@@ -106,6 +111,7 @@ public sealed class RpcDispatcher
 
         // The handler may still use the HttpContext: the request ends only when it returns.
         await run.ConfigureAwait(false);
+        await DrainRequestAsync(context).ConfigureAwait(false);
     }
 
     private async Task RunAsync(MethodHandler handler, ServerCall call)
@@ -144,6 +150,66 @@ public sealed class RpcDispatcher
         }
 
         await call.FinishAsync(status, trailers).ConfigureAwait(false);
+    }
+
+    /// <summary>Sends a Trailers-Only response now, then waits for the request stream's end like a finished call.</summary>
+    private static async Task EndAsync(HttpContext context)
+    {
+        try
+        {
+            await context.Response.CompleteAsync().ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException)
+        {
+            // The client went away: there is no one to tell.
+            return;
+        }
+
+        await DrainRequestAsync(context).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Waits, once the status is sent, for the end of the request stream (the client's END_STREAM
+    /// or RST_STREAM), discarding any requests the handler left unread, for at most
+    /// <see cref="s_drainTimeout"/>. A request that ends before its request stream makes Kestrel
+    /// reset the stream with NO_ERROR, after which the client may send nothing more on it, not even
+    /// END_STREAM; Kestrel then tracks the stream for 5 s, and refuses every new stream on a
+    /// connection that tracks more than max(2 × <c>MaxStreamsPerConnection</c>, 100) (200 by
+    /// default) with ENHANCE_YOUR_CALM. Duplex and client-streaming handlers that return before the
+    /// client half-closes (a transaction's commit, an error) would exhaust a connection within 200
+    /// calls. A client ends its side when it reads the status; one that does not is left to Kestrel.
+    /// </summary>
+    private static async Task DrainRequestAsync(HttpContext context)
+    {
+        var reader = context.Request.BodyReader;
+        try
+        {
+            // Unary and server-streaming calls, and streaming calls the client half-closed, end here.
+            if (reader.TryRead(out var ready))
+            {
+                reader.AdvanceTo(ready.Buffer.End);
+                if (ready.IsCompleted)
+                {
+                    return;
+                }
+            }
+
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+            timeout.CancelAfter(s_drainTimeout);
+            while (true)
+            {
+                var result = await reader.ReadAsync(timeout.Token).ConfigureAwait(false);
+                reader.AdvanceTo(result.Buffer.End);
+                if (result.IsCompleted || result.IsCanceled)
+                {
+                    return;
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException or InvalidOperationException)
+        {
+            // Reset by the client, past the timeout, or a read the handler left pending: Kestrel takes over.
+        }
     }
 
     private static void TrailersOnly(HttpResponse response, StatusCode code, string detail)

@@ -40,6 +40,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             if (!tx.HasWrites)
             {
                 tx.Complete();
+                server.Metrics.Add(Counter.ReadOnlyCommits);
                 return new TransactionOutcome(TransactionStatus.Committed, Tree.Meld.AbortCause.None, null, 0, SnapshotSequence, []);
             }
         }

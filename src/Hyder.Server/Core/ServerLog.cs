@@ -14,6 +14,9 @@ internal static partial class ServerLog
     [LoggerMessage(Level = LogLevel.Information, Message = "{Server}: restarting from the checkpoint @{Position}: state after #{Barrier} (sequence {Sequence}), reading from @{Resume}")]
     public static partial void Restarting(this ILogger logger, string server, long position, long barrier, long sequence, long resume);
 
+    [LoggerMessage(Level = LogLevel.Information, Message = "{Server}: caught up with the log: melded up to @{Tail} (ordinal #{Ordinal}) in {Seconds:0.0} s")]
+    public static partial void CaughtUp(this ILogger logger, string server, long tail, long ordinal, double seconds);
+
     [LoggerMessage(Level = LogLevel.Information, Message = "{Server}: serving; cluster: {Settings}; pipeline threads: {Threading}")]
     public static partial void Serving(this ILogger logger, string server, Cluster.ClusterSettings settings, Tree.Pipeline.ResolvedThreading threading);
 

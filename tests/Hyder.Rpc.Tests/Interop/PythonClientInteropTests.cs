@@ -18,7 +18,8 @@ public sealed class PythonClientRun : IAsyncLifetime
     public async Task InitializeAsync()
     {
         using var python = PythonGrpc.Prepare("echo.proto");
-        _server = await TestServer.StartAsync();
+        // Few streams per connection, so that streams our server leaves behind fail the calls in a row sooner (see ConnectionReuseTests).
+        _server = await TestServer.StartAsync(options => options.ConfigureKestrel = kestrel => kestrel.Limits.Http2.MaxStreamsPerConnection = 10);
         Report = await python.RunClientAsync("python_client.py", _server.Server.Port, s_clientTimeout);
     }
 
@@ -78,6 +79,13 @@ public sealed class PythonClientInteropTests(PythonClientRun run) : IClassFixtur
     [Fact]
     public void DuplexStreaming() =>
         Assert.Equal(["m0:0", "m1:1", "m2:2", "m3:3"], Report("chat").EnumerateArray().Select(e => $"{e[0].GetString()}:{e[1].GetInt32()}"));
+
+    [Fact]
+    public void CallsTheServerEndsFirstInARowAllSucceed()
+    {
+        var r = Report("server_ends_first");
+        Assert.True(r.GetProperty("calls").GetInt32() == 300, $"Only {r.GetProperty("calls").GetInt32()} calls in a row succeeded: {r}");
+    }
 
     [Fact]
     public void ErrorStatusWithPercentEncodedUnicodeMessage()

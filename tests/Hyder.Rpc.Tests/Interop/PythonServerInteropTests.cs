@@ -156,6 +156,15 @@ public sealed class PythonServerInteropTests(PythonServer python) : IClassFixtur
     }
 
     [Fact]
+    public async Task DuplexCallsInARowAllSucceedHoweverEachEnds() => await EchoScenarios.DuplexCallsInARowAsync(python.Channel, 300);
+
+    [Fact]
+    public async Task ClientStreamingCallsInARowAllSucceedHoweverEachEnds() => await EchoScenarios.ClientStreamingCallsInARowAsync(python.Channel, 300);
+
+    [Fact]
+    public async Task ServerStreamingAndUnaryCallsInARowAllSucceedHoweverEachEnds() => await EchoScenarios.ServerStreamingAndUnaryCallsInARowAsync(python.Channel, 300);
+
+    [Fact]
     public async Task ResponseOverOurLimitIsResourceExhausted()
     {
         using var channel = new RpcChannel(python.Channel.Address, new RpcChannelOptions { MaxReceiveMessageSize = 1000 });

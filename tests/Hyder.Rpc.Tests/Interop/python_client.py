@@ -6,6 +6,7 @@ Every call has a 10 s timeout; the whole run ends on its own.
 """
 import json
 import sys
+import threading
 import time
 
 sys.path.insert(0, sys.argv[1])
@@ -14,6 +15,7 @@ import echo_pb2 as pb  # noqa: E402
 
 SERVICE = "/hyder.rpc.test.Echo/"
 TIMEOUT = 10
+IN_A_ROW = 300
 
 
 def metadata_dict(metadata):
@@ -91,6 +93,33 @@ def main():
         out["deadline"] = {"code": "OK"}
     except grpc.RpcError as e:
         out["deadline"] = dict(error(e), seconds=time.monotonic() - started)
+
+    # Calls the server ends before the client half-closes (as a transaction's commit does), one
+    # after another on one channel: each request stream stays open until its call is over.
+    done_in_a_row = 0
+    out["server_ends_first"] = {"code": "OK"}
+    for i in range(IN_A_ROW):
+        over = threading.Event()
+
+        def requests(i=i, over=over):
+            yield pb.EchoRequest(text="r%d" % i, last=True)
+            over.wait(TIMEOUT)
+
+        try:
+            if i % 2 == 0:
+                texts = [r.text for r in chat(requests(), timeout=TIMEOUT)]
+            else:
+                texts = [collect(requests(), timeout=TIMEOUT).text]
+        except grpc.RpcError as e:
+            out["server_ends_first"] = dict(error(e), failed_call=i)
+            break
+        finally:
+            over.set()
+        if texts != ["r%d" % i]:
+            out["server_ends_first"] = {"code": "OK", "failed_call": i, "texts": texts}
+            break
+        done_in_a_row += 1
+    out["server_ends_first"]["calls"] = done_in_a_row
 
     # "headers" makes the handler send its response headers once it runs: cancel only after they
     # arrive, so the cancellation cannot overtake the call on its way to the handler. Called as

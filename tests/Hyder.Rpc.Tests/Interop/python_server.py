@@ -55,6 +55,8 @@ def collect(requests, context):
         fail_if_asked(request, context)
         texts.append(request.text)
         payload += len(request.payload)
+        if request.last:
+            break
     return pb.EchoReply(text=",".join(texts), index=len(texts), payload=str(payload).encode())
 
 
@@ -62,6 +64,8 @@ def chat(requests, context):
     for i, request in enumerate(requests):
         fail_if_asked(request, context)
         yield pb.EchoReply(text=request.text, index=i, payload=request.payload)
+        if request.last:
+            return
 
 
 def wait(request, context):

@@ -85,6 +85,43 @@ public sealed class ServerClusterTests
     }
 
     [Fact]
+    public async Task AServerServesOnlyOnceItHasMeldedTheLogItStartedOn()
+    {
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings());
+        for (var i = 0; i < 400; i++)
+        {
+            await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(i), Value($"v{i}")), Operation.Put(Key(-1), Value($"last {i}"))]);
+        }
+
+        // A second server, and a restart of the first, must not answer from a state older than the log.
+        var joined = await cluster.AddServerAsync();
+        Assert.Equal("last 399", Encoding.UTF8.GetString((await joined.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(Key(-1))])).Results[0].Value!));
+        Assert.True(joined.LastMelded >= cluster.Servers[0].LastMelded);
+    }
+
+    [Fact]
+    public async Task FillersAndCheckpointMarkersAreNotCountedAsIntentions()
+    {
+        // Group meld: a lone transaction waits for a partner, so the server appends a filler.
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings { GroupMeld = true });
+        var server = cluster.Servers[0];
+        Assert.Equal(TransactionStatus.Committed, (await server.ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(1), Value("a"))])).Status);
+        await server.CheckpointAsync();
+        await using (var tx = server.Begin(IsolationLevel.Serializable))
+        {
+            tx.Execute(Operation.Get(Key(1)));
+            Assert.Equal(TransactionStatus.Committed, (await tx.CommitAsync()).Status);
+        }
+
+        await cluster.QuiesceAsync();
+        Assert.True(server.Metrics.Fillers > 0);
+        Assert.True(server.LastMelded > 2, $"melded {server.LastMelded}: the filler and the checkpoint marker take ordinals");
+        Assert.Equal(1, server.Metrics.Commits);
+        Assert.Equal(0, Enum.GetValues<AbortCause>().Sum(c => server.Metrics.AbortsOf(c)));
+        Assert.Equal(1, server.Metrics.ReadOnlyCommits);
+    }
+
+    [Fact]
     public async Task RandomDelaysBetweenStagesChangeNoDecisionAndNoByte()
     {
         var settings = new ClusterSettings { PremeldThreads = 2, Distance = 1, GroupMeld = true, BlockSize = 1024 };

@@ -8,7 +8,7 @@ namespace Hyder.Ycsb.Cli;
 /// <summary>The load and run phases as the commands run them.</summary>
 internal static class Phases
 {
-    public static async Task<Report> LoadAsync(ITarget target, RunConfiguration configuration, TextWriter status, CancellationToken cancellationToken)
+    public static async Task<Report> LoadAsync(ITarget target, RunConfiguration configuration, CounterBounds counters, TextWriter status, CancellationToken cancellationToken)
     {
         var workload = configuration.Workload;
         await target.PrepareAsync(workload.KeySpaces, reset: true, cancellationToken).ConfigureAwait(false);
@@ -23,16 +23,16 @@ internal static class Phases
             StatusInterval = terminal ? TimeSpan.FromMilliseconds(250) : configuration.Settings.StatusInterval,
         };
         var sources = Enumerable.Repeat<ITransactionSource>(source, settings.Threads).ToArray();
-        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new LoadProgress(status, source.TotalRecords, terminal));
+        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new LoadProgress(status, source.TotalRecords, terminal), counters);
         return Report.Build(await runner.RunAsync("load", sources, cancellationToken).ConfigureAwait(false));
     }
 
-    public static async Task<Report> RunAsync(ITarget target, RunConfiguration configuration, TextWriter status, CancellationToken cancellationToken)
+    public static async Task<Report> RunAsync(ITarget target, RunConfiguration configuration, CounterBounds counters, TextWriter status, CancellationToken cancellationToken)
     {
         var settings = configuration.Settings;
         var workload = configuration.Workload;
         var sources = Enumerable.Range(0, settings.Threads).Select(w => workload.CreateSource(settings.Seed, w)).ToArray();
-        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new RunStatus(status));
+        var runner = new PhaseRunner(target, workload.KeySpaces, settings, new RunStatus(status), counters);
         return Report.Build(await runner.RunAsync("run", sources, cancellationToken).ConfigureAwait(false));
     }
 }

@@ -2,7 +2,9 @@ using System.CommandLine;
 using System.Globalization;
 using Hyder.Ycsb.Driver;
 using Hyder.Ycsb.Generators;
+using Hyder.Server.Cluster;
 using Hyder.Ycsb.Targets;
+using Hyder.Ycsb.Targets.Hyder;
 using Hyder.Ycsb.Workloads;
 using O = Hyder.Ycsb.Cli.YcsbOptions;
 
@@ -31,17 +33,24 @@ internal sealed class RunConfiguration
 {
     private readonly string? _postgres;
     private readonly string _tablePrefix;
+    private readonly string? _connect;
+    private readonly EmbeddedClusterSettings? _embedded;
 
     private RunConfiguration(ParseResult parse, bool run)
     {
         var target = parse.GetValue(O.Target);
-        if (parse.GetValue(O.Connect) is not null || target == "embedded")
+        _connect = parse.GetValue(O.Connect);
+        if (_connect is not null && target is not null && target != "embedded")
         {
-            throw new NotAvailableException(
-                "--target embedded and --connect are not yet available: they need the Hyder transaction server (issue 6). Use --target postgres or --target memory.");
+            throw new UsageException($"--connect drives a running Hyder cluster; it cannot be combined with --target {target}.");
         }
 
-        TargetName = target ?? throw new UsageException("choose a target: --target postgres --pg \"<connection string>\", or --target memory.");
+        TargetName = _connect is not null ? "connect" : target ?? "embedded";
+        if (_connect is not null && string.IsNullOrWhiteSpace(_connect))
+        {
+            throw new UsageException("--connect needs an address, e.g. http://127.0.0.1:7300.");
+        }
+
         _postgres = parse.GetValue(O.Postgres);
         _tablePrefix = parse.GetValue(O.TablePrefix)!;
         if (TargetName == "postgres" && string.IsNullOrWhiteSpace(_postgres))
@@ -96,6 +105,7 @@ internal sealed class RunConfiguration
             throw new UsageException($"--record-count does not fit {Settings.KeySize}-byte keys (at most {capacity - 1}); use --key-size 8.");
         }
 
+        _embedded = EmbeddedSettings(parse, run);
         JsonPath = parse.GetValue(O.Json);
         CsvPath = parse.GetValue(O.Csv);
     }
@@ -114,8 +124,11 @@ internal sealed class RunConfiguration
 
     public static RunConfiguration From(ParseResult parse, bool run) => new(parse, run);
 
-    public ITarget CreateTarget() => TargetName switch
+    /// <summary>Opens the target: starts the embedded cluster, or connects.</summary>
+    public async Task<ITarget> CreateTargetAsync(CancellationToken cancellationToken) => TargetName switch
     {
+        "embedded" => await HyderEmbeddedTarget.StartAsync(_embedded!, cancellationToken).ConfigureAwait(false),
+        "connect" => new HyderRemoteTarget(_connect!),
         "postgres" => new PostgresTarget(_postgres!, _tablePrefix, Settings.Sessions),
         "memory" => new MemoryReferenceTarget(),
         _ => throw new UsageException($"unknown target {TargetName}."),
@@ -125,6 +138,7 @@ internal sealed class RunConfiguration
     public IReadOnlyDictionary<string, string> Describe(ITarget target) => new SortedDictionary<string, string>(StringComparer.Ordinal)
     {
         ["target"] = target.Description,
+        ["pipeline"] = _embedded?.Pipeline ?? "",
         ["workload"] = Workload.Describe(),
         ["records"] = string.Join(", ", Workload.KeySpaces.Select(k => $"{k.Name} {k.InitialRecords}")),
         ["threads"] = Invariant(Settings.Threads),
@@ -140,6 +154,44 @@ internal sealed class RunConfiguration
         ["retries"] = Invariant(Settings.MaxRetries),
         ["machine"] = $"{Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
     };
+
+    /// <summary>The embedded cluster's settings; null for other targets, which must not be given them.</summary>
+    private EmbeddedClusterSettings? EmbeddedSettings(ParseResult parse, bool run)
+    {
+        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Data, O.Fsync];
+        if (TargetName != "embedded")
+        {
+            if (embeddedOnly.FirstOrDefault(o => parse.GetResult(o) is { Implicit: false }) is { } given)
+            {
+                throw new UsageException($"{given.Name} only applies to --target embedded.");
+            }
+
+            return null;
+        }
+
+        var data = parse.GetValue(O.Data);
+        if (run && !LoadFirst && data is null)
+        {
+            throw new UsageException("the embedded cluster starts empty in a temporary directory: use run --load, or keep a loaded cluster with --data DIR.");
+        }
+
+        var servers = Between(parse, O.Servers, 1, 16);
+        var threads = Between(parse, O.PremeldThreads, 0, 64);
+        var distance = Between(parse, O.PremeldDistance, 1, 1000);
+        if (threads == 0 && parse.GetResult(O.PremeldDistance) is { Implicit: false })
+        {
+            throw new UsageException("--distance needs --premeld-threads above 0.");
+        }
+
+        return new EmbeddedClusterSettings
+        {
+            Servers = servers,
+            Cluster = new ClusterSettings { PremeldThreads = threads, Distance = threads > 0 ? distance : 0, GroupMeld = parse.GetValue(O.GroupMeld) },
+            DataDirectory = data is null ? null : Path.GetFullPath(data),
+            Fsync = parse.GetValue(O.Fsync) == "group",
+            Sessions = Settings.Sessions,
+        };
+    }
 
     private Workload CreateWorkload(ParseResult parse)
     {
@@ -238,22 +290,4 @@ internal sealed class RunConfiguration
         parse.GetValue(option) is var v and >= 0 and <= 1 ? v : throw new UsageException($"{option.Name} must be within [0, 1].");
 
     private static string Invariant(IFormattable value) => value.ToString(null, CultureInfo.InvariantCulture);
-}
-
-/// <summary>A documented option whose implementation waits for a part of the system that does not exist yet.</summary>
-internal sealed class NotAvailableException : Exception
-{
-    public NotAvailableException()
-    {
-    }
-
-    public NotAvailableException(string message)
-        : base(message)
-    {
-    }
-
-    public NotAvailableException(string message, Exception innerException)
-        : base(message, innerException)
-    {
-    }
 }

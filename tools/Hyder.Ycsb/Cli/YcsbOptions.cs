@@ -7,14 +7,33 @@ internal static class YcsbOptions
 {
     public static readonly Option<string?> Target = new("--target")
     {
-        Description = "What to drive: postgres, memory (the in-process reference target, for tests), embedded (not yet available).",
+        Description = "What to drive: embedded (the default: a Hyder cluster in this process, in a temporary directory unless --data), postgres, or memory (the reference target for tests). --connect drives a running Hyder cluster instead.",
+    };
+
+    public static readonly Option<string?> Connect = new("--connect")
+    {
+        Description = "A running Hyder transaction server: http://host:port, or a Hyder.Client connection string (\"Endpoint=http://127.0.0.1:7300;Timeout=30\").",
+    };
+
+    public static readonly Option<int> Servers = new("--servers") { Description = "Transaction servers of the embedded cluster, all on one log (sessions go to them in turn).", DefaultValueFactory = _ => 1 };
+
+    public static readonly Option<int> PremeldThreads = new("--premeld-threads") { Description = "Premeld threads t of the embedded cluster (0: no premeld; Hyder II §3).", DefaultValueFactory = _ => 0 };
+
+    public static readonly Option<int> PremeldDistance = new("--distance") { Description = "Premeld distance d (with --premeld-threads; default 2).", DefaultValueFactory = _ => 2 };
+
+    public static readonly Option<bool> GroupMeld = new("--group-meld") { Description = "Group meld in the embedded cluster (Hyder II §4)." };
+
+    public static readonly Option<string?> Data = new("--data") { Description = "Keep the embedded cluster's log in this directory (kept after the run; a later run without --load continues on it)." };
+
+    public static readonly Option<string> Fsync = new("--fsync")
+    {
+        Description = "Embedded log: group (acknowledge an append after a group-commit fsync) or none (after the page cache: survives a process crash, not a power loss).",
+        DefaultValueFactory = _ => "group",
     };
 
     public static readonly Option<string?> Postgres = new("--pg") { Description = "PostgreSQL connection string (with --target postgres), e.g. \"Host=127.0.0.1;Username=u;Password=p;Database=d\"." };
 
     public static readonly Option<string> TablePrefix = new("--table-prefix") { Description = "Prefix of the PostgreSQL table of each key space.", DefaultValueFactory = _ => "ycsb_" };
-
-    public static readonly Option<string?> Connect = new("--connect") { Description = "Address of a Hyder transaction server (not yet available)." };
 
     public static readonly Option<string> Workload = new("--workload")
     {
@@ -78,7 +97,7 @@ internal static class YcsbOptions
 
     public static readonly Option<int> LoadBatch = new("--load-batch") { Description = "Records per load transaction.", DefaultValueFactory = _ => 100 };
 
-    public static readonly Option<bool> Load = new("--load") { Description = "Run the load phase first, in this process (needed by --target memory)." };
+    public static readonly Option<bool> Load = new("--load") { Description = "Run the load phase first, in this process (needed by --target memory, and by --target embedded without --data)." };
 
     public static readonly Option<string?> Json = new("--json") { Description = "Also write the report as JSON to this file." };
 
@@ -87,7 +106,7 @@ internal static class YcsbOptions
     /// <summary>Options both commands take.</summary>
     public static readonly Option[] Common =
     [
-        Target, Postgres, TablePrefix, Connect, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
         WriteShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];
@@ -98,6 +117,7 @@ internal static class YcsbOptions
     static YcsbOptions()
     {
         Target.AcceptOnlyFromAmong("postgres", "memory", "embedded");
+        Fsync.AcceptOnlyFromAmong("group", "none");
         Workload.AcceptOnlyFromAmong("a", "b", "c", "d", "e", "f", "tx", "incr1", "like");
         Distribution.AcceptOnlyFromAmong("uniform", "zipfian", "hotspot", "latest");
         InsertOrder.AcceptOnlyFromAmong("hashed", "ordered");

@@ -15,7 +15,7 @@ internal sealed class RunStatus(TextWriter writer) : IStatusSink
         var m = s.IntervalMeasurements;
         var line = string.Create(CultureInfo.InvariantCulture,
             $"[STATUS] {s.Elapsed.TotalSeconds:0.0} s{(s.WarmingUp ? " (warm-up)" : "")}: {m.Committed / seconds:0.0} committed/s, aborts/s");
-        var aborts = Enum.GetValues<AbortCause>().Where(c => m.AbortsOf(c) > 0 || c is AbortCause.Serialization).Select(c =>
+        var aborts = m.Aborted == 0 ? [" none"] : Enum.GetValues<AbortCause>().Where(c => m.AbortsOf(c) > 0).Select(c =>
             string.Create(CultureInfo.InvariantCulture, $" {AbortCauses.Name(c)} {m.AbortsOf(c) / seconds:0.0}"));
         var tx = m[Series.Transaction];
         writer.WriteLine(line + string.Concat(aborts) + string.Create(CultureInfo.InvariantCulture,

@@ -19,13 +19,15 @@ internal sealed class PhaseRunner
     private readonly IStatusSink _sink;
     private readonly MeasurementRecorder[] _recorders;
     private readonly Lock[] _sourceLocks;
+    private readonly CounterBounds _counters;
     private long _inFlight;
     private long _issued;
     private long _committedOperations;
     private volatile bool _measuring;
 
-    public PhaseRunner(ITarget target, IReadOnlyList<KeySpace> spaces, DriverSettings settings, IStatusSink sink)
+    public PhaseRunner(ITarget target, IReadOnlyList<KeySpace> spaces, DriverSettings settings, IStatusSink sink, CounterBounds counters)
     {
+        _counters = counters;
         _target = target;
         _spaces = spaces;
         _settings = settings;
@@ -50,6 +52,7 @@ internal sealed class PhaseRunner
             using var done = new CancellationTokenSource();
             var limiter = _settings.TargetThroughput > 0 ? new RateLimiter(_settings.TargetThroughput) : null;
             _measuring = _settings.Warmup <= TimeSpan.Zero;
+            var targetStart = _measuring ? await _target.SampleAsync(cancellationToken).ConfigureAwait(false) : null;
             var phaseStart = Clock.Now;
             var measureStart = phaseStart;
             if (_measuring && _settings.Duration is { } duration)
@@ -62,7 +65,7 @@ internal sealed class PhaseRunner
             {
                 var worker = i % _settings.Threads;
                 var executor = new TransactionExecutor(sessions[i], _spaces, keys, _settings.ValueSize, _recorders[worker], _settings.MaxRetries,
-                    Rng.ForStream(_settings.Seed ^ 0x5EED_0F_7A1E5UL, (ulong)i));
+                    Rng.ForStream(_settings.Seed ^ 0x5EED_0F_7A1E5UL, (ulong)i), _counters);
                 slots.Add(Task.Run(() => SlotAsync(executor, sources[worker], _sourceLocks[worker], limiter, stop), CancellationToken.None));
             }
 
@@ -85,6 +88,7 @@ internal sealed class PhaseRunner
                 }
                 else if (Clock.MicrosecondsSince(phaseStart) >= _settings.Warmup.TotalMicroseconds)
                 {
+                    targetStart = await _target.SampleAsync(cancellationToken).ConfigureAwait(false);
                     _measuring = true;
                     measureStart = Clock.Now;
                     if (_settings.Duration is { } measured)
@@ -100,7 +104,10 @@ internal sealed class PhaseRunner
             await all.ConfigureAwait(false);
             var end = Clock.Now;
             Collect(totals);
-            var result = new PhaseResult(phase, totals, TimeSpan.FromMicroseconds(Clock.Microseconds(measureStart, end)), Interlocked.Read(ref _committedOperations));
+            var result = new PhaseResult(phase, totals, TimeSpan.FromMicroseconds(Clock.Microseconds(measureStart, end)), Interlocked.Read(ref _committedOperations))
+            {
+                Target = await _target.SummarizeAsync(targetStart, totals.Committed, cancellationToken).ConfigureAwait(false),
+            };
             _sink.Finished(result);
             return result;
         }

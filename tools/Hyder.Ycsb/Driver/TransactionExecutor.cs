@@ -18,13 +18,16 @@ internal sealed class TransactionExecutor
     private readonly KeyCodec _keys;
     private readonly MeasurementRecorder _recorder;
     private readonly int _maxRetries;
+    private readonly CounterBounds _counters;
     private readonly byte[] _key;
     private readonly byte[] _value;
     private readonly byte[] _counter = new byte[8];
     private Rng _values;
 
-    public TransactionExecutor(ITargetSession session, IReadOnlyList<KeySpace> spaces, KeyCodec keys, int valueSize, MeasurementRecorder recorder, int maxRetries, Rng values)
+    public TransactionExecutor(ITargetSession session, IReadOnlyList<KeySpace> spaces, KeyCodec keys, int valueSize, MeasurementRecorder recorder, int maxRetries, Rng values,
+        CounterBounds counters)
     {
+        _counters = counters;
         _session = session;
         _spaces = spaces;
         _keys = keys;
@@ -82,6 +85,18 @@ internal sealed class TransactionExecutor
         var start = Clock.Now;
         switch (operation.Kind)
         {
+            case OperationKind.Read when space.Kind == ValueKind.Counter:
+                var counter = await _session.ReadCounterAsync(space, _key, cancellationToken).ConfigureAwait(false);
+                if (counter is null)
+                {
+                    _recorder.NotFound();
+                }
+                else if (!_counters.Check(counter.Value))
+                {
+                    _recorder.InconsistentRead();
+                }
+
+                break;
             case OperationKind.Read:
                 if (!await _session.GetAsync(space, _key, cancellationToken).ConfigureAwait(false))
                 {
@@ -102,6 +117,7 @@ internal sealed class TransactionExecutor
                 await _session.DeleteAsync(space, _key, cancellationToken).ConfigureAwait(false);
                 break;
             case OperationKind.Add:
+                _counters.Issue(operation.Count);
                 await _session.AddAsync(space, _key, operation.Count, cancellationToken).ConfigureAwait(false);
                 break;
             case OperationKind.ReadModifyWrite:

@@ -62,6 +62,14 @@ internal sealed class MeasurementRecorder
         }
     }
 
+    public void InconsistentRead()
+    {
+        lock (_lock)
+        {
+            _active.CountInconsistentRead();
+        }
+    }
+
     public void NotFound()
     {
         lock (_lock)

@@ -31,6 +31,9 @@ internal sealed class Measurements
     /// <summary>Reads that found no record (a YCSB read of a key not yet inserted, for example).</summary>
     public long NotFound { get; private set; }
 
+    /// <summary>Counter reads that returned a value the issued Adds cannot produce (a consistency failure of the target).</summary>
+    public long InconsistentReads { get; private set; }
+
     /// <summary>Every aborted attempt, whatever its cause.</summary>
     public long Aborted => _aborts.Sum();
 
@@ -50,6 +53,8 @@ internal sealed class Measurements
 
     public void CountNotFound() => NotFound++;
 
+    public void CountInconsistentRead() => InconsistentReads++;
+
     public void Add(Measurements other)
     {
         for (var i = 0; i < _histograms.Length; i++)
@@ -66,6 +71,7 @@ internal sealed class Measurements
         GaveUp += other.GaveUp;
         Errors += other.Errors;
         NotFound += other.NotFound;
+        InconsistentReads += other.InconsistentReads;
     }
 
     public void Reset()
@@ -80,5 +86,6 @@ internal sealed class Measurements
         GaveUp = 0;
         Errors = 0;
         NotFound = 0;
+        InconsistentReads = 0;
     }
 }

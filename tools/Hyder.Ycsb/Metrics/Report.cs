@@ -21,6 +21,9 @@ internal sealed class Report
         (99.9, "99.9PercentileLatency(us)"),
     ];
 
+    /// <summary>The section of the target's own figures (the Hyder targets' meld counters).</summary>
+    public const string TargetSection = "HYDER";
+
     private Report(PhaseResult result, IReadOnlyList<(string Section, string Metric, string Value)> rows)
     {
         Result = result;
@@ -93,6 +96,16 @@ internal sealed class Report
             }
         }
 
+        if (m.InconsistentReads > 0)
+        {
+            rows.Add(("READ", "InconsistentCounterValues", Integer(m.InconsistentReads)));
+        }
+
+        foreach (var (metric, value) in result.Target)
+        {
+            rows.Add((TargetSection, metric, Real(value)));
+        }
+
         return new Report(result, rows);
     }
 
@@ -102,6 +115,32 @@ internal sealed class Report
         foreach (var (section, metric, value) in Rows)
         {
             writer.WriteLine($"[{section}], {metric}, {value}");
+        }
+    }
+
+    /// <summary>A few lines for people after the YCSB rows: the rate, the aborts by cause, latencies, the target's figures.</summary>
+    public void WriteSummary(TextWriter writer)
+    {
+        var m = Result.Totals;
+        var seconds = Math.Max(Result.RunTime.TotalSeconds, 1e-9);
+        var attempts = m.Committed + m.Aborted;
+        var causes = string.Join(", ", Enum.GetValues<AbortCause>().Where(c => m.AbortsOf(c) > 0).Select(c => $"{AbortCauses.Name(c)} {m.AbortsOf(c):N0}"));
+        var tx = m[Series.Transaction];
+        writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"# Summary: {m.Committed / seconds:N0} committed transactions/s over {seconds:0.0} s: {m.Committed:N0} committed, {m.Aborted:N0} attempts aborted ({(attempts == 0 ? 0 : 100.0 * m.Aborted / attempts):0.00} %{(causes.Length > 0 ? ": " + causes : "")}), {m.GaveUp:N0} given up"));
+        writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"#   transaction latency (retries included): p50 {tx.ValueAtPercentile(50) / 1000.0:0.00} ms, p95 {tx.ValueAtPercentile(95) / 1000.0:0.00} ms, p99 {tx.ValueAtPercentile(99) / 1000.0:0.00} ms, p99.9 {tx.ValueAtPercentile(99.9) / 1000.0:0.00} ms"));
+        if (m.InconsistentReads > 0)
+        {
+            writer.WriteLine($"#   INCONSISTENT: {m.InconsistentReads:N0} counter reads returned values the issued increments cannot produce");
+        }
+
+        var target = Result.Target.ToDictionary(r => r.Metric, r => r.Value, StringComparer.Ordinal);
+        if (target.TryGetValue("FinalMeldNodes/Intention", out var nodes) && target.TryGetValue("Servers", out var servers))
+        {
+            var agree = target.TryGetValue("StateHashesAgree", out var a) && a == 1;
+            writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"#   Hyder: {servers:0} server{(servers == 1 ? "" : "s")}; final meld visited {nodes:0.0} nodes per intention; mean conflict zone {target.GetValueOrDefault("ConflictZone"):0.0} intentions; {(agree ? "every server holds the same state hash" : "THE SERVERS' STATE HASHES DIFFER")}"));
         }
     }
 
@@ -119,7 +158,7 @@ internal sealed class Report
         }
     }
 
-    /// <summary>One JSON object: settings, overall numbers, aborts by cause and one object per series.</summary>
+    /// <summary>One JSON object: settings, overall numbers, the target's figures, aborts by cause and one object per series.</summary>
     public void WriteJson(Utf8JsonWriter json, IReadOnlyDictionary<string, string> settings)
     {
         var m = Result.Totals;
@@ -142,6 +181,14 @@ internal sealed class Report
         }
 
         json.WriteNumber("NotFound", m.NotFound);
+        json.WriteNumber("InconsistentReads", m.InconsistentReads);
+        json.WriteEndObject();
+        json.WriteStartObject("target");
+        foreach (var (metric, value) in Result.Target)
+        {
+            json.WriteNumber(metric, Math.Round(value, 2));
+        }
+
         json.WriteEndObject();
         json.WriteStartObject("aborts");
         foreach (var cause in Enum.GetValues<AbortCause>())

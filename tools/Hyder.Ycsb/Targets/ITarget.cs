@@ -4,8 +4,8 @@ using Hyder.Ycsb.Workloads;
 namespace Hyder.Ycsb.Targets;
 
 /// <summary>
-/// A system the load generator drives: PostgreSQL, the in-memory reference target, and later the
-/// Hyder transaction server (embedded or over the client). Thread-safe; each worker slot opens its
+/// A system the load generator drives: the Hyder transaction server (an embedded cluster, or a
+/// running one through the client), PostgreSQL, and the in-memory reference target for tests. Thread-safe; each worker slot opens its
 /// own session.
 /// </summary>
 internal interface ITarget : IAsyncDisposable
@@ -17,6 +17,20 @@ internal interface ITarget : IAsyncDisposable
     Task PrepareAsync(IReadOnlyList<KeySpace> keySpaces, bool reset, CancellationToken cancellationToken);
 
     Task<ITargetSession> OpenSessionAsync(CancellationToken cancellationToken);
+
+    /// <summary>
+    /// The target's own counters at the start of a measured window, handed back to
+    /// <see cref="SummarizeAsync"/> at its end; null for a target that keeps none.
+    /// </summary>
+    ValueTask<object?> SampleAsync(CancellationToken cancellationToken) => ValueTask.FromResult<object?>(null);
+
+    /// <summary>
+    /// The target's figures over the measured window that began with <paramref name="start"/>: the
+    /// rows of the report's <c>[HYDER]</c> section and the JSON's <c>target</c> object. Empty for a
+    /// target that keeps none.
+    /// </summary>
+    ValueTask<IReadOnlyList<(string Metric, double Value)>> SummarizeAsync(object? start, long committedTransactions, CancellationToken cancellationToken) =>
+        ValueTask.FromResult<IReadOnlyList<(string Metric, double Value)>>([]);
 }
 
 /// <summary>
@@ -32,6 +46,9 @@ internal interface ITargetSession : IAsyncDisposable
 
     /// <summary>Reads a record; false when there is none.</summary>
     ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken);
+
+    /// <summary>Reads a counter of a <see cref="ValueKind.Counter"/> key space; null when there is none.</summary>
+    ValueTask<long?> ReadCounterAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken);
 
     /// <summary>Writes a record, inserting or replacing it (for counters, the value is 8 bytes little-endian).</summary>
     ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken);

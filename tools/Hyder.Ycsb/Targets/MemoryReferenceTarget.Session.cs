@@ -43,6 +43,23 @@ internal sealed partial class MemoryReferenceTarget
             return ValueTask.FromResult(ReadCommitted(space, k, out _));
         }
 
+        public ValueTask<long?> ReadCounterAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken)
+        {
+            var k = key.ToArray();
+            if (_writes.TryGetValue((space.Name, k), out var write))
+            {
+                if (write.IsDelta)
+                {
+                    ReadCommitted(space, k, out var committed);
+                    return ValueTask.FromResult<long?>((committed is null ? 0 : BinaryPrimitives.ReadInt64LittleEndian(committed)) + write.Delta);
+                }
+
+                return ValueTask.FromResult<long?>(write.Value is null ? null : BinaryPrimitives.ReadInt64LittleEndian(write.Value));
+            }
+
+            return ValueTask.FromResult<long?>(ReadCommitted(space, k, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : null);
+        }
+
         public ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken)
         {
             _writes[(space.Name, key.ToArray())] = new Write(value.ToArray(), 0);

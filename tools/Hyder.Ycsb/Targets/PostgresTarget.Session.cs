@@ -50,6 +50,17 @@ internal sealed partial class PostgresTarget
             }).ConfigureAwait(false);
         }
 
+        public async ValueTask<long?> ReadCounterAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken)
+        {
+            var command = await CommandAsync(space, Statement.Get, cancellationToken).ConfigureAwait(false);
+            SetKey(command, key);
+            return await GuardAsync(async () =>
+            {
+                await using var reader = await command.ExecuteReaderAsync(CommandBehavior.SingleRow, cancellationToken).ConfigureAwait(false);
+                return await reader.ReadAsync(cancellationToken).ConfigureAwait(false) ? reader.GetInt64(0) : (long?)null;
+            }).ConfigureAwait(false);
+        }
+
         public async ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken)
         {
             var command = await CommandAsync(space, Statement.Put, cancellationToken).ConfigureAwait(false);

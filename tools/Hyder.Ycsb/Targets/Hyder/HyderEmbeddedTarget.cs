@@ -1,0 +1,227 @@
+using Hyder.Log.Embedded;
+using Hyder.Log.Storage;
+using Hyder.Log.Units;
+using Hyder.Server;
+using Hyder.Server.Engine;
+using Hyder.Tree.Meld;
+using Hyder.Ycsb.Workloads;
+using Operation = Hyder.Server.Engine.Operation;
+using IsolationLevel = Hyder.Ycsb.Workloads.IsolationLevel;
+using TreeIsolation = Hyder.Tree.IsolationLevel;
+
+namespace Hyder.Ycsb.Targets.Hyder;
+
+/// <summary>
+/// <c>--target embedded</c>: a Hyder cluster inside this process — the embedded log (sequencer, one
+/// log unit, projections) in a data directory and one or more transaction servers on it, each
+/// melding every intention — driven through the servers' engine interface, the one the gRPC
+/// service maps its messages onto. Sessions go to the servers in turn. A temporary data directory
+/// is removed when the target is disposed.
+/// </summary>
+internal sealed partial class HyderEmbeddedTarget : ITarget
+{
+    private readonly EmbeddedClusterSettings _settings;
+    private readonly EmbeddedLog _log;
+    private readonly TransactionServer[] _servers;
+    private readonly string _directory;
+    private readonly bool _temporary;
+    private int _nextServer;
+
+    private HyderEmbeddedTarget(EmbeddedClusterSettings settings, EmbeddedLog log, TransactionServer[] servers, string directory, bool temporary)
+    {
+        _settings = settings;
+        _log = log;
+        _servers = servers;
+        _directory = directory;
+        _temporary = temporary;
+    }
+
+    public string Description => string.Create(System.Globalization.CultureInfo.InvariantCulture,
+        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? "group commit" : "off")}");
+
+    /// <summary>The servers (for tests).</summary>
+    public IReadOnlyList<TransactionServer> Servers => _servers;
+
+    /// <summary>Opens the log and starts the servers; a failure releases whatever was started.</summary>
+    public static async Task<HyderEmbeddedTarget> StartAsync(EmbeddedClusterSettings settings, CancellationToken cancellationToken)
+    {
+        var temporary = settings.DataDirectory is null;
+        var directory = settings.DataDirectory ?? Path.Combine(Path.GetTempPath(), $"hyder-ycsb-{Environment.ProcessId}-{Guid.NewGuid():N}");
+        Directory.CreateDirectory(directory);
+        EmbeddedLog? log = null;
+        var servers = new List<TransactionServer>();
+        try
+        {
+            log = await EmbeddedLog.OpenAsync(
+                new EmbeddedLogOptions
+                {
+                    DataDirectory = directory,
+                    BlockSize = Math.Max(settings.Cluster.BlockSize, LogUnitOptions.DefaultBlockSize),
+                    Fsync = settings.Fsync ? FsyncPolicy.GroupCommit : FsyncPolicy.None,
+                },
+                cancellationToken: cancellationToken).ConfigureAwait(false);
+            for (var i = 0; i < settings.Servers; i++)
+            {
+                var options = new ServerOptions
+                {
+                    ServerId = $"ycsb-{i + 1}",
+                    Cluster = settings.Cluster,
+                    MaxInFlight = Math.Max(512, 2 * settings.Sessions),
+                };
+                servers.Add(await TransactionServer.StartAsync(log, options, cancellationToken: cancellationToken).ConfigureAwait(false));
+            }
+
+            return new HyderEmbeddedTarget(settings, log, [.. servers], directory, temporary);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            await ReleaseAsync(servers, log, temporary ? directory : null).ConfigureAwait(false);
+            throw new TargetUnavailableException($"the embedded Hyder cluster did not start: {e.Message}", e);
+        }
+        catch
+        {
+            await ReleaseAsync(servers, log, temporary ? directory : null).ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    public async Task PrepareAsync(IReadOnlyList<KeySpace> keySpaces, bool reset, CancellationToken cancellationToken)
+    {
+        if (!reset)
+        {
+            return;
+        }
+
+        // A kept data directory may hold an earlier load: delete each key space's keys, a batch per transaction.
+        var engine = _servers[0];
+        foreach (var space in keySpaces)
+        {
+            while (true)
+            {
+                var batch = new List<Operation>();
+                await foreach (var (key, _) in engine.ScanAsync(HyderKeys.Start(space), HyderKeys.End(space), 1000, cancellationToken).ConfigureAwait(false))
+                {
+                    batch.Add(Operation.Delete(key));
+                }
+
+                if (batch.Count == 0)
+                {
+                    break;
+                }
+
+                var outcome = await engine.ExecuteAsync(TreeIsolation.Serializable, batch, cancellationToken).ConfigureAwait(false);
+                if (outcome.Status == TransactionStatus.Unknown)
+                {
+                    throw new TargetUnavailableException($"emptying key space {space.Name}: the server could not learn a delete's outcome ({outcome.Detail}).");
+                }
+            }
+        }
+    }
+
+    public Task<ITargetSession> OpenSessionAsync(CancellationToken cancellationToken)
+    {
+        var server = _servers[(Interlocked.Increment(ref _nextServer) - 1) % _servers.Length];
+        return Task.FromResult<ITargetSession>(new Session(server));
+    }
+
+    public async ValueTask DisposeAsync() => await ReleaseAsync(_servers, _log, _temporary ? _directory : null).ConfigureAwait(false);
+
+    private static async Task ReleaseAsync(IEnumerable<TransactionServer> servers, EmbeddedLog? log, string? temporaryDirectory)
+    {
+        foreach (var server in servers)
+        {
+            await server.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (log is not null)
+        {
+            await log.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (temporaryDirectory is not null && Directory.Exists(temporaryDirectory))
+        {
+            Directory.Delete(temporaryDirectory, recursive: true);
+        }
+    }
+
+    internal static TreeIsolation Map(IsolationLevel isolation) => isolation switch
+    {
+        IsolationLevel.Serializable => TreeIsolation.Serializable,
+        IsolationLevel.RepeatableRead => TreeIsolation.RepeatableRead,
+        IsolationLevel.Snapshot => TreeIsolation.SnapshotIsolation,
+        IsolationLevel.ReadCommitted => TreeIsolation.ReadCommitted,
+        _ => throw new ArgumentOutOfRangeException(nameof(isolation), isolation, null),
+    };
+
+    internal static Metrics.AbortCause Map(AbortCause cause) => cause switch
+    {
+        AbortCause.WriteWrite => Metrics.AbortCause.WriteWrite,
+        AbortCause.ReadWrite => Metrics.AbortCause.ReadWrite,
+        AbortCause.Phantom => Metrics.AbortCause.Phantom,
+        AbortCause.DeleteConflict => Metrics.AbortCause.DeleteConflict,
+        AbortCause.Rejected => Metrics.AbortCause.Rejected,
+        AbortCause.GroupConflict => Metrics.AbortCause.GroupConflict,
+        AbortCause.FateShared => Metrics.AbortCause.FateShared,
+        AbortCause.SnapshotTooOld => Metrics.AbortCause.SnapshotTooOld,
+        AbortCause.SnapshotBeforeCheckpoint => Metrics.AbortCause.SnapshotBeforeCheckpoint,
+        _ => Metrics.AbortCause.Other,
+    };
+
+    /// <summary>One interactive engine transaction at a time on one server.</summary>
+    private sealed class Session(TransactionServer server) : HyderSession
+    {
+        private IInteractiveTransaction? _tx;
+
+        public override ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)
+        {
+            _tx?.Abort();
+            _tx = server.Begin(Map(isolation));
+            return ValueTask.CompletedTask;
+        }
+
+        public override async ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken)
+        {
+            var tx = _tx ?? throw new InvalidOperationException("No transaction is open.");
+            _tx = null;
+            await using (tx.ConfigureAwait(false))
+            {
+                var outcome = await tx.CommitAsync(cancellationToken).ConfigureAwait(false);
+                return outcome.Status switch
+                {
+                    TransactionStatus.Committed => CommitOutcome.Success,
+                    TransactionStatus.Aborted => CommitOutcome.Aborted(Map(outcome.Cause)),
+                    _ => CommitOutcome.Aborted(Metrics.AbortCause.Unknown),
+                };
+            }
+        }
+
+        public override ValueTask RollbackAsync(CancellationToken cancellationToken)
+        {
+            _tx?.Abort();
+            _tx = null;
+            return ValueTask.CompletedTask;
+        }
+
+        public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
+
+        protected override ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken)
+        {
+            var result = Open.Execute(Operation.Get(key));
+            return ValueTask.FromResult(result.Found ? result.Value : null);
+        }
+
+        protected override ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken)
+        {
+            Open.Execute(Operation.Put(key, value));
+            return ValueTask.CompletedTask;
+        }
+
+        protected override ValueTask<bool> DeleteKeyAsync(byte[] key, CancellationToken cancellationToken) =>
+            ValueTask.FromResult(Open.Execute(Operation.Delete(key)).Found);
+
+        protected override ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken) =>
+            ValueTask.FromResult(Open.Execute(Operation.Scan(low, high, limit)).Rows?.Count ?? 0);
+
+        private IInteractiveTransaction Open => _tx ?? throw new InvalidOperationException("No transaction is open.");
+    }
+}

@@ -1,0 +1,211 @@
+using Hyder.Client;
+using Hyder.Ycsb.Workloads;
+using ClientAbortCause = Hyder.Client.AbortCause;
+using ClientIsolation = Hyder.Client.IsolationLevel;
+using IsolationLevel = Hyder.Ycsb.Workloads.IsolationLevel;
+
+namespace Hyder.Ycsb.Targets.Hyder;
+
+/// <summary>
+/// <c>--connect</c>: a running Hyder cluster through Hyder.Client, one interactive transaction
+/// (a gRPC stream) per session at a time. The client's own retries stay off: the driver retries
+/// aborted transactions itself and counts every attempt.
+/// </summary>
+internal sealed class HyderRemoteTarget : ITarget
+{
+    private readonly HyderClient _client;
+
+    public HyderRemoteTarget(string connect)
+    {
+        HyderClientSettings settings;
+        try
+        {
+            settings = connect.Contains('=', StringComparison.Ordinal)
+                ? HyderClientSettings.Parse(connect)
+                : new HyderClientSettings { Endpoint = new Uri(connect.Contains("://", StringComparison.Ordinal) ? connect : "http://" + connect) };
+        }
+        catch (Exception e) when (e is FormatException or ArgumentException or UriFormatException)
+        {
+            throw new TargetUnavailableException($"--connect {connect}: {e.Message} (give http://host:port or a connection string such as \"Endpoint=http://127.0.0.1:7300;Timeout=30\").", e);
+        }
+
+        _client = new HyderClient(settings with { MaxRetries = 0 });
+    }
+
+    public string Description => $"Hyder cluster at {_client.Settings.Endpoint} through Hyder.Client (gRPC)";
+
+    public async Task PrepareAsync(IReadOnlyList<KeySpace> keySpaces, bool reset, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await _client.GetStatusAsync(cancellationToken).ConfigureAwait(false);
+            if (!reset)
+            {
+                return;
+            }
+
+            foreach (var space in keySpaces)
+            {
+                while (true)
+                {
+                    var batch = new List<HyderOperation>();
+                    await foreach (var (key, _) in _client.ScanAsync(HyderKeys.Start(space), HyderKeys.End(space), 1000, cancellationToken).ConfigureAwait(false))
+                    {
+                        batch.Add(HyderOperation.Delete(key));
+                    }
+
+                    if (batch.Count == 0)
+                    {
+                        break;
+                    }
+
+                    await _client.ExecuteAsync(ClientIsolation.Serializable, batch, cancellationToken).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (HyderException e) when (e is not Client.TransactionAbortedException)
+        {
+            throw new TargetUnavailableException($"the Hyder server at {_client.Settings.Endpoint} failed: {e.StatusCode}: {e.Message}", e);
+        }
+    }
+
+    public Task<ITargetSession> OpenSessionAsync(CancellationToken cancellationToken) => Task.FromResult<ITargetSession>(new Session(_client));
+
+    public async ValueTask<object?> SampleAsync(CancellationToken cancellationToken) => await _client.GetStatusAsync(cancellationToken).ConfigureAwait(false);
+
+    /// <summary>The server's own commit and abort counts over the window (all its clients', not only ours).</summary>
+    public async ValueTask<IReadOnlyList<(string Metric, double Value)>> SummarizeAsync(object? start, long committedTransactions, CancellationToken cancellationToken)
+    {
+        var end = await _client.GetStatusAsync(cancellationToken).ConfigureAwait(false);
+        var begin = start as HyderClusterStatus ?? end;
+        return
+        [
+            ("Intentions", end.Committed + end.Aborted - begin.Committed - begin.Aborted),
+            ("MeldCommitted", end.Committed - begin.Committed),
+            ("MeldAborted", end.Aborted - begin.Aborted),
+        ];
+    }
+
+    public ValueTask DisposeAsync() => _client.DisposeAsync();
+
+    private static ClientIsolation Map(IsolationLevel isolation) => isolation switch
+    {
+        IsolationLevel.Serializable => ClientIsolation.Serializable,
+        IsolationLevel.RepeatableRead => ClientIsolation.RepeatableRead,
+        IsolationLevel.Snapshot => ClientIsolation.SnapshotIsolation,
+        IsolationLevel.ReadCommitted => ClientIsolation.ReadCommitted,
+        _ => throw new ArgumentOutOfRangeException(nameof(isolation), isolation, null),
+    };
+
+    private static Metrics.AbortCause Map(ClientAbortCause cause) => cause switch
+    {
+        ClientAbortCause.WriteWrite => Metrics.AbortCause.WriteWrite,
+        ClientAbortCause.ReadWrite => Metrics.AbortCause.ReadWrite,
+        ClientAbortCause.Phantom => Metrics.AbortCause.Phantom,
+        ClientAbortCause.DeleteConflict => Metrics.AbortCause.DeleteConflict,
+        ClientAbortCause.Rejected => Metrics.AbortCause.Rejected,
+        ClientAbortCause.GroupConflict => Metrics.AbortCause.GroupConflict,
+        ClientAbortCause.FateShared => Metrics.AbortCause.FateShared,
+        ClientAbortCause.SnapshotTooOld => Metrics.AbortCause.SnapshotTooOld,
+        ClientAbortCause.SnapshotBeforeCheckpoint => Metrics.AbortCause.SnapshotBeforeCheckpoint,
+        _ => Metrics.AbortCause.Other,
+    };
+
+    /// <summary>One client transaction (a Transact stream) at a time.</summary>
+    private sealed class Session(HyderClient client) : HyderSession
+    {
+        private HyderTransaction? _tx;
+
+        public override async ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)
+        {
+            await RollbackAsync(cancellationToken).ConfigureAwait(false);
+            _tx = await Guard(client.BeginAsync(Map(isolation), cancellationToken)).ConfigureAwait(false);
+        }
+
+        public override async ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken)
+        {
+            var tx = _tx ?? throw new InvalidOperationException("No transaction is open.");
+            _tx = null;
+            await using (tx.ConfigureAwait(false))
+            {
+                try
+                {
+                    await tx.CommitAsync(cancellationToken).ConfigureAwait(false);
+                    return CommitOutcome.Success;
+                }
+                catch (Client.TransactionAbortedException e)
+                {
+                    return CommitOutcome.Aborted(Map(e.Cause));
+                }
+                catch (TransactionOutcomeUnknownException)
+                {
+                    return CommitOutcome.Aborted(Metrics.AbortCause.Unknown);
+                }
+                catch (HyderException e)
+                {
+                    throw Unavailable(e);
+                }
+            }
+        }
+
+        public override async ValueTask RollbackAsync(CancellationToken cancellationToken)
+        {
+            var tx = _tx;
+            _tx = null;
+            if (tx is not null)
+            {
+                await tx.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+
+        public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
+
+        protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken) =>
+            await Guard(Open.GetAsync(key, cancellationToken)).ConfigureAwait(false);
+
+        protected override async ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken) =>
+            await Guard(Open.PutAsync(key, value, cancellationToken)).ConfigureAwait(false);
+
+        protected override async ValueTask<bool> DeleteKeyAsync(byte[] key, CancellationToken cancellationToken) =>
+            await Guard(Open.DeleteAsync(key, cancellationToken)).ConfigureAwait(false);
+
+        protected override async ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken) =>
+            (await Guard(Open.ScanAsync(low, high, limit, cancellationToken)).ConfigureAwait(false)).Count;
+
+        private HyderTransaction Open => _tx ?? throw new InvalidOperationException("No transaction is open.");
+
+        private static async Task Guard(Task call)
+        {
+            try
+            {
+                await call.ConfigureAwait(false);
+            }
+            catch (Client.TransactionAbortedException e)
+            {
+                throw new TransactionAbortedException(Map(e.Cause), e.Message, e);
+            }
+            catch (HyderException e)
+            {
+                throw Unavailable(e);
+            }
+        }
+
+        private static async Task<T> Guard<T>(Task<T> call)
+        {
+            try
+            {
+                return await call.ConfigureAwait(false);
+            }
+            catch (Client.TransactionAbortedException e)
+            {
+                throw new TransactionAbortedException(Map(e.Cause), e.Message, e);
+            }
+            catch (HyderException e)
+            {
+                throw Unavailable(e);
+            }
+        }
+
+        private static TargetUnavailableException Unavailable(HyderException e) => new($"the Hyder server failed: {e.StatusCode}: {e.Message}", e);
+    }
+}

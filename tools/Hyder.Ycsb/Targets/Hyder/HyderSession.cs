@@ -1,0 +1,98 @@
+using System.Buffers.Binary;
+using Hyder.Ycsb.Workloads;
+
+namespace Hyder.Ycsb.Targets.Hyder;
+
+/// <summary>
+/// A session on a Hyder transaction server, embedded or remote: the YCSB operations expressed with
+/// Hyder's four (get, put, delete, scan) on one interactive transaction. Hyder has one key space,
+/// so each YCSB key space is a prefix (<see cref="HyderKeys"/>). Insert is a get and, when the key is
+/// absent, a put; Add is a read-modify-write (the Doppel module's commutative Add is issue 8), so a
+/// hot counter conflicts as it does under plain optimistic concurrency.
+/// </summary>
+internal abstract class HyderSession : ITargetSession
+{
+    /// <summary>Starts an interactive transaction (a previous one is abandoned).</summary>
+    public abstract ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken);
+
+    public abstract ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken);
+
+    public abstract ValueTask RollbackAsync(CancellationToken cancellationToken);
+
+    public abstract ValueTask DisposeAsync();
+
+    public async ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
+        await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is not null;
+
+    public async ValueTask<long?> ReadCounterAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
+        await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is { } value ? DecodeCounter(value) : null;
+
+    public ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken) =>
+        PutValueAsync(HyderKeys.Encode(space, key.Span), value.ToArray(), cancellationToken);
+
+    public async ValueTask<bool> InsertAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken)
+    {
+        var k = HyderKeys.Encode(space, key.Span);
+        if (await GetValueAsync(k, cancellationToken).ConfigureAwait(false) is not null)
+        {
+            return false;
+        }
+
+        await PutValueAsync(k, value.ToArray(), cancellationToken).ConfigureAwait(false);
+        return true;
+    }
+
+    public ValueTask<bool> DeleteAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
+        DeleteKeyAsync(HyderKeys.Encode(space, key.Span), cancellationToken);
+
+    public ValueTask<int> ScanAsync(KeySpace space, ReadOnlyMemory<byte> startKey, int limit, CancellationToken cancellationToken) =>
+        ScanRangeAsync(HyderKeys.Encode(space, startKey.Span), HyderKeys.End(space), limit, cancellationToken);
+
+    public async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+    {
+        var k = HyderKeys.Encode(space, key.Span);
+        var current = await GetValueAsync(k, cancellationToken).ConfigureAwait(false) is { } value ? DecodeCounter(value) : 0;
+        var next = new byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(next, unchecked(current + delta));
+        await PutValueAsync(k, next, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>A key's value in the open transaction, or null.</summary>
+    protected abstract ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken);
+
+    /// <summary>Writes a key in the open transaction; <paramref name="value"/> is the session's to give away.</summary>
+    protected abstract ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken);
+
+    /// <summary>Deletes a key in the open transaction; true when it existed.</summary>
+    protected abstract ValueTask<bool> DeleteKeyAsync(byte[] key, CancellationToken cancellationToken);
+
+    /// <summary>Scans [low, high) in the open transaction; returns the rows seen.</summary>
+    protected abstract ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken);
+
+    /// <summary>A counter's value: 8 bytes little-endian (what loads and Add write).</summary>
+    protected static long DecodeCounter(byte[] value) =>
+        value.Length == sizeof(long)
+            ? BinaryPrimitives.ReadInt64LittleEndian(value)
+            : throw new InvalidDataException($"a counter holds {value.Length} bytes, not 8: the key space was written by something else.");
+}
+
+/// <summary>How YCSB key spaces share Hyder's one ordered key space: a one-byte prefix, the key space's id.</summary>
+internal static class HyderKeys
+{
+    public static byte[] Encode(KeySpace space, ReadOnlySpan<byte> key)
+    {
+        var bytes = new byte[key.Length + 1];
+        bytes[0] = Prefix(space);
+        key.CopyTo(bytes.AsSpan(1));
+        return bytes;
+    }
+
+    /// <summary>The first key after the key space (a scan's exclusive end).</summary>
+    public static byte[] End(KeySpace space) => [(byte)(Prefix(space) + 1)];
+
+    /// <summary>The key space's own first key.</summary>
+    public static byte[] Start(KeySpace space) => [Prefix(space)];
+
+    private static byte Prefix(KeySpace space) =>
+        space.Id is >= 0 and < byte.MaxValue ? (byte)space.Id : throw new ArgumentOutOfRangeException(nameof(space), space.Id, "at most 255 key spaces");
+}
