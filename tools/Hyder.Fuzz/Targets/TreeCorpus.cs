@@ -33,8 +33,8 @@ internal sealed record BlockSeed(EncodedBlocks Blocks, int Index);
 /// <summary>
 /// Valid intentions and checkpoints made by the real encoders, the way the serialization tests make
 /// them (tests/Hyder.Tree.Tests/Serialization: a database run through random transactions, then
-/// transactions on a pinned snapshot with reads, puts, deletes and scans, at an 8 KiB and a 256-byte
-/// block size). The encoders draw a random nonce per encoding; it is replaced by one derived from
+/// transactions on a pinned snapshot with reads, puts, deletes, scans and commutative operations
+/// (operation lists, docs/doppel.md), at an 8 KiB and a 256-byte block size). The encoders draw a random nonce per encoding; it is replaced by one derived from
 /// the encoding's place, so the corpus is byte-identical in every process and a case number replays.
 /// </summary>
 internal sealed class TreeCorpus : IPersistentNodeSource
@@ -65,6 +65,9 @@ internal sealed class TreeCorpus : IPersistentNodeSource
                 tx.Delete(keys[5].Key);
                 tx.Insert(Key(500 + blockSize), Payload(payload));
                 tx.Scan(Key(20), Key(30), 4, []);
+                tx.Add(Key(11), 5, min: -100);
+                tx.OPut(Key(12), 2, Payload(8));
+                tx.TopKInsert(Key(13), 3, 7, Payload(8));
                 var i = tx.Complete()!;
                 Intentions.Add(Encode($"intention {isolation} / {blockSize} B", IntentionEncoder.Encode(i, blockSize)));
                 i.ReleasePins();
@@ -121,7 +124,7 @@ internal sealed class TreeCorpus : IPersistentNodeSource
         new(23, 0, FieldKind.Varint, "first part position or stream field"),
     ];
 
-    /// <summary>Recomputes a block's CRC over the length its header claims (clipped to the bytes there).</summary>
+    /// <summary>Recomputes a block's CRC over the length its header claims (clipped to the bytes there), as its format version defines it (<see cref="BlockFormat.Checksum"/>).</summary>
     public static void Reseal(byte[] block)
     {
         if (block.Length < BlockFormat.HeaderSize)
@@ -132,7 +135,7 @@ internal sealed class TreeCorpus : IPersistentNodeSource
         var length = (int)Math.Min(BinaryPrimitives.ReadUInt32LittleEndian(block.AsSpan(6)), (uint)block.Length);
         if (length >= BlockFormat.HeaderSize)
         {
-            BinaryPrimitives.WriteUInt32LittleEndian(block.AsSpan(10), Crc32C.Compute(block.AsSpan(BlockFormat.HeaderSize, length - BlockFormat.HeaderSize)));
+            BinaryPrimitives.WriteUInt32LittleEndian(block.AsSpan(10), BlockFormat.Checksum(block.AsSpan(0, length)));
         }
     }
 
