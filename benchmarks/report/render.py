@@ -234,7 +234,7 @@ def sweep_table(rows, runs_dir, runs_link):
     systems = len({r.entry["system"] for r in rows}) > 1
     pipelines = any(r.setting("pipeline") for r in rows)
     gave_up = any((r.overall("GaveUp") or 0) > 0 for r in rows)
-    target_keys = [c for c in target_columns(rows) if c[0] in SWEEP_TARGET_KEYS]
+    target_keys = sorted((c for c in target_columns(rows) if c[0] in SWEEP_TARGET_KEYS), key=lambda c: SWEEP_TARGET_KEYS.index(c[0]))
 
     headers, aligns = [], []
 
