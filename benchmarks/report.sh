@@ -36,6 +36,14 @@ EOF
 }
 
 say() { printf '[report] %s\n' "$*"; }
+# Words as a shell would need them: bare when safe, else in single quotes.
+quote() {
+  local word out=""
+  for word in "$@"; do
+    if [[ $word =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]]; then out+=" $word"; else out+=" '${word//\'/\'\\\'\'}'"; fi
+  done
+  printf '%s' "${out# }"
+}
 die() { printf 'report.sh: error: %s\n' "$*" >&2; exit 2; }
 
 # ---------------------------------------------------------------------------------------------
@@ -85,7 +93,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 invocation="bash benchmarks/report.sh"
-[ ${#original_args[@]} -gt 0 ] && invocation+=$(printf ' %q' "${original_args[@]}")
+[ ${#original_args[@]} -gt 0 ] && invocation+=" $(quote "${original_args[@]}")"
 [ -n "${HYDER_REPORT_TARGET:-}" ] && invocation="HYDER_REPORT_TARGET=$HYDER_REPORT_TARGET $invocation"
 
 # ---------------------------------------------------------------------------------------------
@@ -240,7 +248,8 @@ start_postgres() {
 
 # ---------------------------------------------------------------------------------------------
 # The YCSB sweep. Every run: run --load (load, warm-up, measured window) with the same records,
-# value size, threads and in-flight; a configuration that two sweeps share runs once.
+# value size, threads and in-flight. Each sweep runs its own rows back to back, so that the rows it
+# compares share the machine's conditions; --quick runs the baseline once for every sweep.
 
 say "building tools/Hyder.Ycsb"
 run_child dotnet build -c Release -nologo -v q tools/Hyder.Ycsb >"$work/ycsb-build.log" 2>&1 ||
@@ -275,7 +284,7 @@ ycsb() {
   if [ -z "${ran[$name]:-}" ]; then
     ran[$name]=1
     done_count=$((done_count + 1))
-    say "$done_count/$planned $name:$(printf ' %q' "${shown[@]}")"
+    say "$done_count/$planned $name: $(quote "${shown[@]}")"
     local t0=$SECONDS code=0
     run_child timeout -k 20 "$run_limit" dotnet "$ycsb_dll" run --load "$@" "${common[@]}" --json "$runs/$file" \
       >"$work/$name.out" 2>"$work/$name.err" || code=$?
@@ -328,6 +337,9 @@ pg_row() {
 
 tx82=(--workload tx --reads 8 --writes 2 --distribution uniform)
 
+# own NAME SHARED: the run of a row that repeats an earlier configuration (SHARED) in another sweep.
+own() { if [ "$quick" -eq 1 ]; then echo "$2"; else echo "$1"; fi; }
+
 hyder_sweeps() {
   sweep pipeline "Meld pipeline settings" \
     "8 reads + 2 writes per transaction, uniform keys, serializable, one server; the setting is the server's meld pipeline: final meld only, group meld, premeld with 2 threads at distance 2 (t=2 d=2), and both."
@@ -338,25 +350,25 @@ hyder_sweeps() {
 
   sweep isolation "Serializable vs snapshot isolation" \
     "8 reads + 2 writes per transaction, uniform keys, final meld only; the setting is the isolation level."
-  hyder_row isolation serializable "" pipeline-final final "${tx82[@]}" --isolation serializable
+  hyder_row isolation serializable "" "$(own isolation-serializable pipeline-final)" final "${tx82[@]}" --isolation serializable
   hyder_row isolation snapshot "" isolation-snapshot final "${tx82[@]}" --isolation snapshot
 
   sweep txsize "Transaction size" \
     "Uniform keys, serializable, final meld only; the setting is reads + writes per transaction."
   hyder_row txsize "2 + 2" "" txsize-2-2 final --workload tx --reads 2 --writes 2 --distribution uniform --isolation serializable
-  hyder_row txsize "8 + 2" "" pipeline-final final "${tx82[@]}" --isolation serializable
+  hyder_row txsize "8 + 2" "" "$(own txsize-8-2 pipeline-final)" final "${tx82[@]}" --isolation serializable
   hyder_row txsize "16 + 4" "" txsize-16-4 final --workload tx --reads 16 --writes 4 --distribution uniform --isolation serializable
 
   sweep skew "Key skew" \
     "8 reads + 2 writes per transaction, serializable, final meld only; the setting is the key distribution: uniform, zipfian (θ = 0.99), and hotspot, where a fraction x of the keys gets 1 − x of the operations."
-  hyder_row skew uniform "" pipeline-final final "${tx82[@]}" --isolation serializable
+  hyder_row skew uniform "" "$(own skew-uniform pipeline-final)" final "${tx82[@]}" --isolation serializable
   hyder_row skew "zipfian 0.99" "" skew-zipfian final --workload tx --reads 8 --writes 2 --distribution zipfian --zipfian-constant 0.99 --isolation serializable
   hyder_row skew "hotspot x=0.2" "" skew-hotspot-0.2 final --workload tx --reads 8 --writes 2 --distribution hotspot --hotspot-data-fraction 0.2 --isolation serializable
   hyder_row skew "hotspot x=0.05" "" skew-hotspot-0.05 final --workload tx --reads 8 --writes 2 --distribution hotspot --hotspot-data-fraction 0.05 --isolation serializable
 
   sweep readonly "Read-only share" \
     "8 reads + 2 writes per update transaction, uniform keys, serializable, final meld only; the setting is the share of transactions that only read (their 8 reads)."
-  hyder_row readonly 0 "" pipeline-final final "${tx82[@]}" --isolation serializable
+  hyder_row readonly 0 "" "$(own readonly-0 pipeline-final)" final "${tx82[@]}" --isolation serializable
   hyder_row readonly 0.5 "" readonly-0.5 final "${tx82[@]}" --read-only-share 0.5 --isolation serializable
   hyder_row readonly 0.9 "" readonly-0.9 final "${tx82[@]}" --read-only-share 0.9 --isolation serializable
 }
@@ -366,8 +378,8 @@ comparison_sweep() {
   [ "$skip_pg" -eq 1 ] || note="PostgreSQL runs in the same script run, on the same machine, with the same records, value size, threads and in-flight transactions; its SERIALIZABLE and REPEATABLE READ (snapshot isolation in PostgreSQL) face Hyder's serializable and snapshot isolation."
   sweep postgres "Side by side with PostgreSQL" \
     "Two workloads: tx 8 + 2 (8 reads + 2 writes per transaction, uniform keys) and YCSB A (one operation per transaction, read 0.5 / update 0.5, zipfian keys). Hyder runs final meld only. $note"
-  hyder_row postgres "Hyder, serializable" "tx 8+2" pipeline-final final "${tx82[@]}" --isolation serializable
-  hyder_row postgres "Hyder, snapshot" "tx 8+2" isolation-snapshot final "${tx82[@]}" --isolation snapshot
+  hyder_row postgres "Hyder, serializable" "tx 8+2" "$(own tx-serializable pipeline-final)" final "${tx82[@]}" --isolation serializable
+  hyder_row postgres "Hyder, snapshot" "tx 8+2" "$(own tx-snapshot isolation-snapshot)" final "${tx82[@]}" --isolation snapshot
   if [ "$skip_pg" -eq 0 ]; then
     [ "$counting" -eq 1 ] || start_postgres
     pg_row postgres "PostgreSQL, SERIALIZABLE" "tx 8+2" pg-tx-serializable "${tx82[@]}" --isolation serializable

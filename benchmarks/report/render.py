@@ -443,16 +443,17 @@ def header_lines(meta, rows_by_sweep):
 HOW_TO_READ = [
     "## How to read this",
     "",
-    "Each section varies one setting and keeps the others as its description says; each row is one run of "
-    "`Hyder.Ycsb run --load` (load, warm-up, then the measured window), and the run column links its JSON. A run that "
-    "two sections share (the baseline) appears in both with the same file. *Committed tx/s* is `Committed(tx/sec)` of "
-    "the measured window; *aborts* is `AbortRate(%)`, aborted attempts over all attempts (an aborted "
-    "transaction is retried up to the run's retries; *gave up*, where shown, counts transactions whose retries all aborted); *transaction p50/p99* are percentiles of the `TRANSACTION` "
-    "series, from the first begin to the outcome, retries included. The other columns are the Hyder target's own "
-    "counters over the measured window, where the run reports them (a dash: not reported): *nodes / intention* are "
-    "tree nodes each pipeline stage visited per melded intention, *conflict zone* the mean number of intentions "
-    "between a transaction's snapshot and its own, *state hashes agree* whether every server reached the same state. "
-    "The machine is shared and small, so compare rows of one report, not figures across machines.",
+    "Each section varies one setting and keeps the others as its description says. Each row is one run of "
+    "`Hyder.Ycsb run --load` (load, warm-up, then the measured window); the run column links its JSON, and a run "
+    "that two sections share (the baseline) appears in both with the same file. *Committed tx/s* is the run's "
+    "`Committed(tx/sec)` over the measured window. *Aborts* is `AbortRate(%)`: aborted attempts over all attempts "
+    "(an aborted transaction is retried up to the run's retries; *gave up*, where shown, counts transactions whose "
+    "retries all aborted). *Transaction p50/p99* are percentiles of the `TRANSACTION` series, from the first begin "
+    "to the outcome, retries included. The remaining columns are the numbers the Hyder target reports for the "
+    "measured window (a dash: the run did not report it): *nodes / intention* are the tree nodes each pipeline "
+    "stage visited per intention, *conflict zone* the mean number of intentions between a transaction's snapshot "
+    "and its own, *state hashes agree* whether every server ended with the same state. Absolute rates belong to the "
+    "machine stated above; compare the rows of one report.",
 ]
 
 
