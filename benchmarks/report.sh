@@ -141,9 +141,13 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Runs a command in the background so that a signal reaches the trap at once (and the trap stops it).
+# run_child OUT ERR COMMAND...: runs COMMAND in the background, its output to the files OUT and ERR,
+# so that a signal reaches the trap at once (and the trap stops it). The redirections are the
+# child's alone: the trap's messages still reach the terminal.
 run_child() {
-  "$@" &
+  local out=$1 err=$2
+  shift 2
+  if [ "$out" = "$err" ]; then "$@" >"$out" 2>&1 & else "$@" >"$out" 2>"$err" & fi
   child=$!
   local code=0
   wait "$child" || code=$?
@@ -200,7 +204,7 @@ say "output: $out; Hyder target: $hyder_target; $records records, ${warmup} s wa
 written=()
 if [ "$skip_bdn" -eq 0 ]; then
   say "building benchmarks/Hyder.Benchmarks"
-  run_child dotnet build -c Release -nologo -v q benchmarks/Hyder.Benchmarks >"$work/bdn-build.log" 2>&1 ||
+  run_child "$work/bdn-build.log" "$work/bdn-build.log" dotnet build -c Release -nologo -v q benchmarks/Hyder.Benchmarks ||
     { tail -20 "$work/bdn-build.log" >&2; die "the build of benchmarks/Hyder.Benchmarks failed"; }
   quick_flag=()
   [ "$quick" -eq 1 ] && quick_flag=(--quick)
@@ -208,8 +212,9 @@ if [ "$skip_bdn" -eq 0 ]; then
     command=${pair%%:*} file=${pair#*:}
     say "Hyder.Benchmarks $command ${quick_flag[*]} -> $out/$file"
     t0=$SECONDS
-    run_child dotnet run -c Release --no-build --project benchmarks/Hyder.Benchmarks -- "$command" "${quick_flag[@]}" --out "$out/$file" \
-      >"$work/bdn-$command.log" 2>&1 || { tail -20 "$work/bdn-$command.log" >&2; die "Hyder.Benchmarks $command failed"; }
+    run_child "$work/bdn-$command.log" "$work/bdn-$command.err" \
+      dotnet run -c Release --no-build --project benchmarks/Hyder.Benchmarks -- "$command" "${quick_flag[@]}" --out "$out/$file" ||
+      { tail -20 "$work/bdn-$command.log" "$work/bdn-$command.err" >&2; die "Hyder.Benchmarks $command failed"; }
     say "  done in $((SECONDS - t0)) s"
     written+=("$out/$file")
   done
@@ -252,7 +257,7 @@ start_postgres() {
 # compares share the machine's conditions; --quick runs the baseline once for every sweep.
 
 say "building tools/Hyder.Ycsb"
-run_child dotnet build -c Release -nologo -v q tools/Hyder.Ycsb >"$work/ycsb-build.log" 2>&1 ||
+run_child "$work/ycsb-build.log" "$work/ycsb-build.log" dotnet build -c Release -nologo -v q tools/Hyder.Ycsb ||
   { tail -20 "$work/ycsb-build.log" >&2; die "the build of tools/Hyder.Ycsb failed"; }
 ycsb_dll=$(dotnet msbuild tools/Hyder.Ycsb -nologo -getProperty:TargetPath -p:Configuration=Release)
 [ -f "$ycsb_dll" ] || die "the build left no $ycsb_dll"
@@ -286,8 +291,8 @@ ycsb() {
     done_count=$((done_count + 1))
     say "$done_count/$planned $name: $(quote "${shown[@]}")"
     local t0=$SECONDS code=0
-    run_child timeout -k 20 "$run_limit" dotnet "$ycsb_dll" run --load "$@" "${common[@]}" --json "$runs/$file" \
-      >"$work/$name.out" 2>"$work/$name.err" || code=$?
+    run_child "$work/$name.out" "$work/$name.err" \
+      timeout -k 20 "$run_limit" dotnet "$ycsb_dll" run --load "$@" "${common[@]}" --json "$runs/$file" || code=$?
     exit_of[$name]=$code
     seconds_of[$name]=$((SECONDS - t0))
     if [ "$code" -eq 0 ]; then
