@@ -95,6 +95,7 @@ out=$(cd "$out" && pwd)
 invocation="bash benchmarks/report.sh"
 [ ${#original_args[@]} -gt 0 ] && invocation+=" $(quote "${original_args[@]}")"
 [ -n "${HYDER_REPORT_TARGET:-}" ] && invocation="HYDER_REPORT_TARGET=$HYDER_REPORT_TARGET $invocation"
+say "$invocation"
 
 # ---------------------------------------------------------------------------------------------
 # Cleanup: whatever happens, the temporary PostgreSQL cluster is stopped and deleted.
@@ -195,7 +196,6 @@ dotnet_runtime=$(dotnet --list-runtimes 2>/dev/null | awk '/^Microsoft.NETCore.A
 record_meta date "$(date -u '+%Y-%m-%d %H:%M UTC')" commit "$commit" cpu "${cpu:-unknown}" cores "$(nproc)" \
   memory "$memory" os "${os_name:-unknown}" kernel "$(uname -r)" dotnet "${dotnet_runtime:-unknown} (SDK $(dotnet --version))" \
   loadBefore "$load_before" command "$invocation" mode "$([ "$quick" -eq 1 ] && echo quick || echo full)" hyderTarget "$hyder_target"
-say "$invocation"
 say "output: $out; Hyder target: $hyder_target; $records records, ${warmup} s warm-up + ${duration} s per run, $threads threads x $in_flight in flight"
 
 # ---------------------------------------------------------------------------------------------
