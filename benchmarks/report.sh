@@ -225,6 +225,8 @@ fi
 
 pg_connection=""
 pg_password=""
+pg_failed=0
+# Every step checks its own outcome: the function runs in an `if`, where set -e does not apply.
 start_postgres() {
   pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
   pg_dir=$(mktemp -d /tmp/hyder-report-pg.XXXXXX)
@@ -234,18 +236,18 @@ start_postgres() {
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
   pg_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
   as_pg "$pg_bin/initdb" -D "$pg_dir/data" -U "$pg_super" --auth-local=peer --auth-host=scram-sha-256 -E UTF8 --no-locale \
-    >"$work/pg-initdb.log" 2>&1 || { cat "$work/pg-initdb.log" >&2; die "initdb failed"; }
+    >"$work/pg-initdb.log" 2>&1 || { cat "$work/pg-initdb.log" >&2; say "initdb failed"; return 1; }
   as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pg_dir" start >/dev/null ||
-    { cat "$pg_dir/server.log" >&2; die "PostgreSQL did not start"; }
+    { cat "$pg_dir/server.log" >&2; say "PostgreSQL did not start"; return 1; }
   pg_started=1
   local sql=(-h "$pg_dir" -p "$port" -U "$pg_super" -d postgres -qAt -v ON_ERROR_STOP=1)
   as_pg "$pg_bin/psql" "${sql[@]}" -c "CREATE ROLE hyder_report LOGIN PASSWORD '$pg_password'" \
-    -c "CREATE DATABASE hyder_report OWNER hyder_report" >/dev/null
+    -c "CREATE DATABASE hyder_report OWNER hyder_report" >/dev/null || { say "could not create the role and database"; return 1; }
   local version settings
-  version=$(as_pg "$pg_bin/psql" "${sql[@]}" -c "SHOW server_version")
+  version=$(as_pg "$pg_bin/psql" "${sql[@]}" -c "SHOW server_version") || return 1
   settings=$(as_pg "$pg_bin/psql" "${sql[@]}" -c "SELECT string_agg(name || ' ' || current_setting(name), ', ' ORDER BY name)
-    FROM pg_settings WHERE name IN ('shared_buffers', 'fsync', 'synchronous_commit', 'max_connections', 'wal_level')")
+    FROM pg_settings WHERE name IN ('shared_buffers', 'fsync', 'synchronous_commit', 'max_connections', 'wal_level')") || return 1
   record_meta postgres "PostgreSQL $version, a fresh cluster (initdb's defaults: $settings) on 127.0.0.1 in a temporary folder, started and deleted by the script"
   pg_connection="Host=127.0.0.1;Port=$port;Username=hyder_report;Password=$pg_password;Database=hyder_report"
   say "PostgreSQL $version on 127.0.0.1:$port (data in $pg_dir)"
@@ -385,14 +387,19 @@ comparison_sweep() {
     "Two workloads: tx 8 + 2 (8 reads + 2 writes per transaction, uniform keys) and YCSB A (one operation per transaction, read 0.5 / update 0.5, zipfian keys). Hyder runs final meld only. $note"
   hyder_row postgres "Hyder, serializable" "tx 8+2" "$(own tx-serializable pipeline-final)" final "${tx82[@]}" --isolation serializable
   hyder_row postgres "Hyder, snapshot" "tx 8+2" "$(own tx-snapshot isolation-snapshot)" final "${tx82[@]}" --isolation snapshot
-  if [ "$skip_pg" -eq 0 ]; then
-    [ "$counting" -eq 1 ] || start_postgres
+  if [ "$skip_pg" -eq 0 ] && [ "$counting" -eq 0 ] && ! start_postgres; then
+    say "PostgreSQL failed to start: its rows are left out (the script will exit with 1)"
+    record_meta postgres "failed to start (the script's output says why)"
+    stop_postgres
+    pg_failed=1
+  fi
+  if [ "$skip_pg" -eq 0 ] && [ "$pg_failed" -eq 0 ]; then
     pg_row postgres "PostgreSQL, SERIALIZABLE" "tx 8+2" pg-tx-serializable "${tx82[@]}" --isolation serializable
     pg_row postgres "PostgreSQL, REPEATABLE READ" "tx 8+2" pg-tx-repeatable-read "${tx82[@]}" --isolation repeatable-read
   fi
   hyder_row postgres "Hyder, serializable" "YCSB A" a-serializable final --workload a --isolation serializable
   hyder_row postgres "Hyder, snapshot" "YCSB A" a-snapshot final --workload a --isolation snapshot
-  if [ "$skip_pg" -eq 0 ]; then
+  if [ "$skip_pg" -eq 0 ] && [ "$pg_failed" -eq 0 ]; then
     pg_row postgres "PostgreSQL, SERIALIZABLE" "YCSB A" pg-a-serializable --workload a --isolation serializable
     pg_row postgres "PostgreSQL, REPEATABLE READ" "YCSB A" pg-a-repeatable-read --workload a --isolation repeatable-read
     [ "$counting" -eq 1 ] || stop_postgres
@@ -432,4 +439,5 @@ if [ "$failures" -gt 0 ]; then
   say "$failures of $planned YCSB runs failed (see ycsb.md)"
   exit 1
 fi
+[ "$pg_failed" -eq 0 ] || exit 1
 [ "$render_code" -eq 0 ] || exit 1
