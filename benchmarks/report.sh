@@ -237,8 +237,10 @@ start_postgres() {
   pg_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
   as_pg "$pg_bin/initdb" -D "$pg_dir/data" -U "$pg_super" --auth-local=peer --auth-host=scram-sha-256 -E UTF8 --no-locale \
     >"$work/pg-initdb.log" 2>&1 || { cat "$work/pg-initdb.log" >&2; say "initdb failed"; return 1; }
+  # One connection per YCSB session (threads x in-flight), plus room for psql: at least the default 100.
+  local connections=$((threads * in_flight + 10 > 100 ? threads * in_flight + 10 : 100))
   as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pg_dir" start >/dev/null ||
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pg_dir -c max_connections=$connections" start >/dev/null ||
     { cat "$pg_dir/server.log" >&2; say "PostgreSQL did not start"; return 1; }
   pg_started=1
   local sql=(-h "$pg_dir" -p "$port" -U "$pg_super" -d postgres -qAt -v ON_ERROR_STOP=1)
@@ -248,7 +250,7 @@ start_postgres() {
   version=$(as_pg "$pg_bin/psql" "${sql[@]}" -c "SHOW server_version") || return 1
   settings=$(as_pg "$pg_bin/psql" "${sql[@]}" -c "SELECT string_agg(name || ' ' || current_setting(name), ', ' ORDER BY name)
     FROM pg_settings WHERE name IN ('shared_buffers', 'fsync', 'synchronous_commit', 'max_connections', 'wal_level')") || return 1
-  record_meta postgres "PostgreSQL $version, a fresh cluster (initdb's defaults: $settings) on 127.0.0.1 in a temporary folder, started and deleted by the script"
+  record_meta postgres "PostgreSQL $version, a fresh cluster (initdb's defaults but max_connections; $settings) on 127.0.0.1 in a temporary folder, started and deleted by the script"
   pg_connection="Host=127.0.0.1;Port=$port;Username=hyder_report;Password=$pg_password;Database=hyder_report"
   say "PostgreSQL $version on 127.0.0.1:$port (data in $pg_dir)"
 }
