@@ -330,8 +330,8 @@ hyder_row() {
     case "$pipeline" in
       final) ;;
       group) target+=(--group-meld) ;;
-      premeld) target+=(--premeld-threads 2 --premeld-distance 2) ;;
-      both) target+=(--premeld-threads 2 --premeld-distance 2 --group-meld) ;;
+      premeld) target+=(--premeld-threads 2 --distance 2) ;;
+      both) target+=(--premeld-threads 2 --distance 2 --group-meld) ;;
     esac
   fi
   ycsb "$sweep_id" "$label" Hyder "$group" "$name" "${target[@]}" "$@"

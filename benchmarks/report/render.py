@@ -47,7 +47,9 @@ TARGET_COLUMNS = [
     ("Intentions", "intentions melded", "int"),
     ("MeldCommitted", "meld committed", "int"),
     ("MeldAborted", "meld aborted", "int"),
+    ("ReadOnlyCommitted", "read-only committed", "int"),
     ("ConflictZone", "conflict zone (mean)", "real"),
+    ("FinalMeldConflictZone", "final meld's conflict zone (mean)", "real"),
     ("FinalMeldNodes/Intention", "final meld nodes / intention", "real"),
     ("PremeldNodes/Intention", "premeld nodes / intention", "real"),
     ("GroupMeldNodes/Intention", "group meld nodes / intention", "real"),
@@ -56,7 +58,8 @@ TARGET_COLUMNS = [
 ]
 
 # The target's numbers each sweep table shows; the Runs section lists all of them.
-SWEEP_TARGET_KEYS = ["FinalMeldNodes/Intention", "PremeldNodes/Intention", "GroupMeldNodes/Intention", "ConflictZone", "StateHashesAgree"]
+SWEEP_TARGET_KEYS = ["FinalMeldNodes/Intention", "PremeldNodes/Intention", "GroupMeldNodes/Intention", "ConflictZone",
+                     "FinalMeldConflictZone", "StateHashesAgree"]
 
 NODE_STAGES = [
     ("FinalMeldNodes/Intention", "final meld"),
@@ -450,10 +453,11 @@ HOW_TO_READ = [
     "(an aborted transaction is retried up to the run's retries; *gave up*, where shown, counts transactions whose "
     "retries all aborted). *Transaction p50/p99* are percentiles of the `TRANSACTION` series, from the first begin "
     "to the outcome, retries included. The remaining columns are the numbers the Hyder target reports for the "
-    "measured window (a dash: the run did not report it): *nodes / intention* are the tree nodes each pipeline "
-    "stage visited per intention, *conflict zone* the mean number of intentions between a transaction's snapshot "
-    "and its own, *state hashes agree* whether every server ended with the same state. Absolute rates belong to the "
-    "machine stated above; compare the rows of one report.",
+    "measured window (a dash: the run did not report it; docs/ycsb.md defines each): *nodes / intention* are the "
+    "intention and state nodes each pipeline stage visited per melded transaction, *conflict zone* the mean number "
+    "of intentions between a transaction's snapshot and its intention, *final meld's conflict zone* what final meld "
+    "still melded against after premeld, *state hashes agree* whether every server held the same state hash at the "
+    "same log position. Absolute rates belong to the machine stated above; compare the rows of one report.",
 ]
 
 
