@@ -1,3 +1,4 @@
+using Hyder.Hosting;
 using Hyder.Log.Admin;
 using Hyder.Log.Client;
 using Hyder.Log.Layout;
@@ -19,14 +20,16 @@ internal sealed partial class LogHostService : BackgroundService
     private readonly HostSettings _settings;
     private readonly ILoggerFactory _loggers;
     private readonly ILogger _logger;
+    private readonly ServiceStatus _status;
     private LogUnit? _unit;
     private LogServer? _server;
     private IProjectionStore? _store;
     private TcpConnector? _connector;
 
-    public LogHostService(HostSettings settings, ILoggerFactory loggers)
+    public LogHostService(HostSettings settings, ServiceStatus status, ILoggerFactory loggers)
     {
         _settings = settings;
+        _status = status;
         _loggers = loggers;
         _logger = loggers.CreateLogger<LogHostService>();
     }
@@ -59,6 +62,8 @@ internal sealed partial class LogHostService : BackgroundService
         _server = new LogServer(_settings.EndPoint, _unit, sequencer, _settings.Projection ? _store : null, _loggers.CreateLogger<LogServer>());
         _server.Start();
         LogReady(_server.LocalEndPoint.Port);
+        string[] roles = [.. new[] { (_settings.Unit, "unit"), (_settings.Sequencer, "sequencer"), (_settings.Projection, "projection") }.Where(r => r.Item1).Select(r => r.Item2)];
+        _status.Text = $"Serving {string.Join(", ", roles)} on {_server.LocalEndPoint}";
         await base.StartAsync(cancellationToken).ConfigureAwait(false);
     }
 

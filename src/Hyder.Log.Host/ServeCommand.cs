@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Net;
+using Hyder.Hosting;
 using Hyder.Log.Storage;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -41,6 +42,11 @@ internal static class ServeCommand
         DefaultValueFactory = _ => "group",
     };
 
+    private static readonly Option<string?> s_logFormat = new("--log-format")
+    {
+        Description = $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple).",
+    };
+
     /// <summary>The projection store option, shared with the admin commands.</summary>
     public static readonly Option<string?> ProjectionStore = new("--projection-store")
     {
@@ -58,6 +64,7 @@ internal static class ServeCommand
         root.Options.Add(s_slots);
         root.Options.Add(s_fsync);
         root.Options.Add(ProjectionStore);
+        root.Options.Add(s_logFormat);
         root.SetAction(RunAsync);
     }
 
@@ -76,12 +83,11 @@ internal static class ServeCommand
 
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
-        builder.Logging.AddSimpleConsole(o =>
-        {
-            o.SingleLine = true;
-            o.TimestampFormat = "HH:mm:ss.fff ";
-        });
+        builder.Logging.AddHostConsole(options.LogFormat);
         builder.Services.AddSingleton(options);
+
+        // First, so READY=1 follows the roles' start and the watchdog outlives their stop.
+        builder.Services.AddSystemdNotify();
         builder.Services.AddHostedService<LogHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
         using var host = builder.Build();
@@ -125,6 +131,11 @@ internal static class ServeCommand
             throw new HostConfigurationException($"--slots-per-segment {slots}: a segment holds at least two slots.");
         }
 
+        if (!ServiceHosting.TryParseLogFormat(parse.GetValue(s_logFormat), Environment.GetEnvironmentVariable, out var logFormat))
+        {
+            throw new HostConfigurationException($"--log-format '{parse.GetValue(s_logFormat)}' is not {ServiceHosting.LogFormatValues}.");
+        }
+
         var options = new HostSettings
         {
             Unit = roles.Contains("unit"),
@@ -137,6 +148,7 @@ internal static class ServeCommand
             SlotsPerSegment = slots,
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
             ProjectionStore = parse.GetValue(ProjectionStore),
+            LogFormat = logFormat,
         };
         if ((options.Unit || options.Projection) && options.DataDirectory is null)
         {
@@ -174,6 +186,8 @@ internal sealed class HostSettings
     public FsyncPolicy Fsync { get; init; }
 
     public string? ProjectionStore { get; init; }
+
+    public ConsoleLogFormat LogFormat { get; init; }
 }
 
 /// <summary>A command line the host cannot run with; the message says what to change.</summary>

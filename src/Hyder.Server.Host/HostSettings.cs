@@ -33,6 +33,7 @@ internal static class SettingKeys
     public const string BroadcastListen = "Broadcast:Listen";
     public const string Peers = "Broadcast:Peers";
     public const string ClusterId = "Broadcast:ClusterId";
+    public const string LogFormat = "Logging:Format";
 
     /// <summary>The command-line option of a key, for messages.</summary>
     public static string OptionOf(string key) => key switch
@@ -60,6 +61,7 @@ internal static class SettingKeys
         BroadcastListen => "--broadcast-listen",
         Peers => "--peer",
         ClusterId => "--cluster-id",
+        LogFormat => "--log-format",
         _ => key,
     };
 }

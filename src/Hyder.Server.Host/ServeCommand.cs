@@ -1,4 +1,5 @@
 using System.CommandLine;
+using Hyder.Hosting;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -65,6 +66,7 @@ internal static class ServeCommand
         Value("--max-message-bytes", SettingKeys.MaxMessageBytes, "bytes", "Largest gRPC request or response (default 4194304)."),
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),
+        Value("--log-format", SettingKeys.LogFormat, "format", $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple)."),
     ];
 
     /// <summary>Parses <paramref name="args"/> and runs the server or prints help; returns the exit code.</summary>
@@ -116,10 +118,15 @@ internal static class ServeCommand
     {
         HostSettings settings;
         IConfiguration configuration;
+        ConsoleLogFormat logFormat;
         try
         {
             configuration = BuildConfiguration(parse);
             settings = HostSettings.Read(configuration);
+            if (!ServiceHosting.TryParseLogFormat(configuration[SettingKeys.LogFormat], Environment.GetEnvironmentVariable, out logFormat))
+            {
+                throw new HostConfigurationException($"--log-format [{SettingKeys.LogFormat}] '{configuration[SettingKeys.LogFormat]}' is not {ServiceHosting.LogFormatValues}.");
+            }
         }
         catch (HostConfigurationException e)
         {
@@ -132,12 +139,11 @@ internal static class ServeCommand
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         builder.Logging.AddConfiguration(configuration.GetSection("Logging"));
-        builder.Logging.AddSimpleConsole(o =>
-        {
-            o.SingleLine = true;
-            o.TimestampFormat = "HH:mm:ss.fff ";
-        });
+        builder.Logging.AddHostConsole(logFormat);
         builder.Services.AddSingleton(settings);
+
+        // First, so READY=1 follows the server's start and the watchdog outlives its stop.
+        builder.Services.AddSystemdNotify();
         builder.Services.AddHostedService<ServerHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
         using var host = builder.Build();

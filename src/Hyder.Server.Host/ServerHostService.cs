@@ -1,3 +1,4 @@
+using Hyder.Hosting;
 using Hyder.Log;
 using Hyder.Log.Client;
 using Hyder.Log.Embedded;
@@ -22,6 +23,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
     private readonly HostSettings _settings;
     private readonly ILoggerFactory _loggers;
     private readonly ILogger _logger;
+    private readonly ServiceStatus _status;
     private ISharedLog? _log;
     private IProjectionStore? _store;
     private TcpConnector? _connector;
@@ -31,9 +33,10 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
     private RpcServer? _rpc;
     private int _stopped;
 
-    public ServerHostService(HostSettings settings, ILoggerFactory loggers)
+    public ServerHostService(HostSettings settings, ServiceStatus status, ILoggerFactory loggers)
     {
         _settings = settings;
+        _status = status;
         _loggers = loggers;
         _logger = loggers.CreateLogger<ServerHostService>();
     }
@@ -81,6 +84,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
 
         var address = _rpc.Address.ToString().TrimEnd('/');
         LogReady(options.ServerId, address, options.Cluster, (object?)_hub?.LocalEndPoint ?? "off");
+        _status.Text = $"Server {options.ServerId} serving gRPC on {address}";
 
         // The one line scripts and tests wait for, on stdout whatever the log level.
         await Console.Out.WriteLineAsync($"hyder-server {options.ServerId} ready on {address}").ConfigureAwait(false);
