@@ -125,8 +125,12 @@ public sealed class NotifierTests
         }
 
         await service.StopAsync(CancellationToken.None);
+
+        // A ping sent just before the stop may still be on its way to the socket's reader: let it
+        // arrive, then no more may come for several watchdog intervals (50 ms each).
+        await Task.Delay(100);
         var after = socket.Received.Count;
-        await Task.Delay(200);
+        await Task.Delay(300);
         Assert.Equal(after, socket.Received.Count);
     }
 
