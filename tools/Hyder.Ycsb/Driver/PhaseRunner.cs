@@ -73,10 +73,12 @@ internal sealed class PhaseRunner
             var totals = new Measurements();
             var interval = new Measurements();
             var last = phaseStart;
-            while (!all.IsCompleted)
+            // The last status comes after every slot has finished, so it shows nothing in flight.
+            for (var finished = false; !finished;)
             {
                 var next = _measuring ? _settings.StatusInterval : Min(_settings.StatusInterval, _settings.Warmup - TimeSpan.FromMicroseconds(Clock.MicrosecondsSince(phaseStart)));
                 await Task.WhenAny(all, Task.Delay(Max(next, TimeSpan.FromMilliseconds(1)), CancellationToken.None)).ConfigureAwait(false);
+                finished = all.IsCompleted;
                 var now = Clock.Now;
                 Collect(interval);
                 var warmingUp = !_measuring;
