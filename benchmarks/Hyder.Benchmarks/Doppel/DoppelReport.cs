@@ -53,7 +53,7 @@ public static class DoppelReport
             }
         }
 
-        var path = Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "doppel-quick.md") : Path.Combine(Root(), "docs", "benchmarks", "doppel.md"));
+        var path = ReportArguments.Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "doppel-quick.md") : Path.Combine(ReportArguments.RepositoryRoot(), "docs", "benchmarks", "doppel.md"));
         File.WriteAllText(path, Write(rounds, retries, machine, keys, clock.Elapsed));
         Console.WriteLine($"wrote {path}");
         return 0;
@@ -212,24 +212,5 @@ public static class DoppelReport
         sb.Append(s_inv, $"Retrying until all N have committed costs read-modify-write N rounds and N(N+1)/2 melds, so its work per increment grows linearly with N ({bigRetry.Nodes / (double)bigRetry.N:F0} nodes per increment at N = {big.N}, {bigRetry.Nodes / (double)bigRetryOps.Nodes:F0}x the operations' {bigRetryOps.Nodes / (double)bigRetryOps.N:F0}); with operations it stays flat. ");
         sb.Append("The path copy per operation is what the split phase (the second half of issue 8: a per-key side table, no path copies, reconciled into the tree at a deterministic log position) removes.\n");
         return sb.ToString();
-    }
-
-    private static string? Option(string[] args, string name)
-    {
-        var i = Array.IndexOf(args, name);
-        return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
-    }
-
-    private static string Root()
-    {
-        for (var dir = new DirectoryInfo(Environment.CurrentDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "Hyder.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        return Environment.CurrentDirectory;
     }
 }

@@ -18,11 +18,11 @@ public static class MeldReport
     public static int Run(string[] args)
     {
         var quick = args.Contains("--quick");
-        var output = Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "meld-quick.md") : Path.Combine(RepositoryRoot(), DefaultOutput));
-        var filter = Option(args, "--filter");
+        var output = ReportArguments.Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "meld-quick.md") : Path.Combine(ReportArguments.RepositoryRoot(), DefaultOutput));
+        var filter = ReportArguments.Option(args, "--filter");
         var workloads = (quick ? MeldSuites.Quick() : MeldSuites.All(MeldSuites.FullCount))
             .Where(w => filter is null || w.Name.Contains(filter, StringComparison.Ordinal))
-            .Select(w => Option(args, "--count") is { } n ? w with { Count = int.Parse(n, CultureInfo.InvariantCulture) } : w)
+            .Select(w => ReportArguments.Option(args, "--count") is { } n ? w with { Count = int.Parse(n, CultureInfo.InvariantCulture) } : w)
             .ToList();
         var repetitions = quick ? 3 : 7;
         var minimum = TimeSpan.FromMilliseconds(quick ? 20 : 60);
@@ -84,24 +84,7 @@ public static class MeldReport
         return new MeldResult(w, log.ReadShare, log.ReadOnlyDropped, counts, meld, brute, meldBytes, bruteBytes, decide, bruteBeside);
     }
 
-    private static string? Option(string[] args, string name)
-    {
-        var i = Array.IndexOf(args, name);
-        return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
-    }
 
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(Environment.CurrentDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "Hyder.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        return Environment.CurrentDirectory;
-    }
 }
 
 /// <summary>When and where a report was measured.</summary>

@@ -59,7 +59,7 @@ public static class PipelineReport
             Console.WriteLine(string.Create(s_inv, $"  {row.Name,-34} final: {row.FinalNodes,6:F1} nodes/txn  zone {row.FinalZone,7:F1}  {row.FinalPerSecond,9:N0} txn/s   premeld {row.PremeldNodes,6:F1}  group {row.GroupNodes,5:F1} nodes/txn  commits {row.CommitRate,6:P1}  ({clock.Elapsed:mm\\:ss})"));
         }
 
-        var path = Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "pipeline-quick.md") : Path.Combine(Root(), "docs", "benchmarks", "pipeline.md"));
+        var path = ReportArguments.Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "pipeline-quick.md") : Path.Combine(ReportArguments.RepositoryRoot(), "docs", "benchmarks", "pipeline.md"));
         File.WriteAllText(path, Write(rows, machine, keys, zone, count, clock.Elapsed));
         Console.WriteLine($"wrote {path}");
         return 0;
@@ -217,24 +217,5 @@ public static class PipelineReport
         }
 
         return sb.ToString();
-    }
-
-    private static string? Option(string[] args, string name)
-    {
-        var i = Array.IndexOf(args, name);
-        return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
-    }
-
-    private static string Root()
-    {
-        for (var dir = new DirectoryInfo(Environment.CurrentDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "Hyder.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        return Environment.CurrentDirectory;
     }
 }

@@ -65,32 +65,14 @@ public static class ServerReport
             GC.WaitForPendingFinalizers();
         }
 
-        var path = Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "server-quick.md") : Path.Combine(Root(), "docs", "benchmarks", "server.md"));
+        var path = ReportArguments.Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "server-quick.md") : Path.Combine(ReportArguments.RepositoryRoot(), "docs", "benchmarks", "server.md"));
         var command = "dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- server" + (args.Length > 0 ? " " + string.Join(' ', args) : string.Empty);
         File.WriteAllText(path, ServerReportWriter.Write(rows, machine, w, encode, command, clock.Elapsed));
         Console.WriteLine($"wrote {path}");
         return 0;
     }
 
-    private static string? Option(string[] args, string name)
-    {
-        var i = Array.IndexOf(args, name);
-        return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
-    }
 
     private static int? IntOption(string[] args, string name) =>
-        Option(args, name) is { } s ? int.Parse(s, s_inv) : null;
-
-    private static string Root()
-    {
-        for (var dir = new DirectoryInfo(Environment.CurrentDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "Hyder.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        return Environment.CurrentDirectory;
-    }
+        ReportArguments.Option(args, name) is { } s ? int.Parse(s, s_inv) : null;
 }
