@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Deploy.Tests;
@@ -19,7 +20,7 @@ public sealed class InstallScriptTests
     [Fact]
     public async Task InstallWritesConfigurationDataDirectoriesAndUnitsWithTheirModes()
     {
-        using var root = new TempDirectory();
+        using var root = new TempDirectory("hyder-deploy-test-");
         await RunAsync("install.sh", "--prefix", root.Path, "--no-publish", "--log-units", "a b");
         string At(string relative) => Path.Combine(root.Path, relative);
 
@@ -48,7 +49,7 @@ public sealed class InstallScriptTests
     [Fact]
     public async Task ASecondInstallKeepsEditedConfigurationAndADryRunChangesNothing()
     {
-        using var root = new TempDirectory();
+        using var root = new TempDirectory("hyder-deploy-test-");
         await RunAsync("install.sh", "--prefix", root.Path, "--no-publish");
         var config = Path.Combine(root.Path, "etc/hyder/server.json");
         File.WriteAllText(config, "{ \"ServerId\": \"edited\" }");
@@ -57,7 +58,7 @@ public sealed class InstallScriptTests
         Assert.Contains("keeping " + config, again, StringComparison.Ordinal);
         Assert.Equal("{ \"ServerId\": \"edited\" }", File.ReadAllText(config));
 
-        using var empty = new TempDirectory();
+        using var empty = new TempDirectory("hyder-deploy-test-");
         var dry = await RunAsync("install.sh", "--prefix", empty.Path, "--dry-run");
         Assert.Contains("dotnet publish", dry, StringComparison.Ordinal);
         Assert.Contains("systemctl daemon-reload", dry, StringComparison.Ordinal);
@@ -67,7 +68,7 @@ public sealed class InstallScriptTests
     [Fact]
     public async Task UninstallKeepsTheDataUnlessPurged()
     {
-        using var root = new TempDirectory();
+        using var root = new TempDirectory("hyder-deploy-test-");
         await RunAsync("install.sh", "--prefix", root.Path, "--no-publish");
         var segment = Path.Combine(root.Path, "var/lib/hyder/server/segment-0");
         File.WriteAllText(segment, "data");

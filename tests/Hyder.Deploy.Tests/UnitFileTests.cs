@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Deploy.Tests;
@@ -21,7 +22,7 @@ public sealed class UnitFileTests
     {
         // A copy whose ExecStart runs this machine's dotnet (verify checks the executable); a
         // template is verified as an instance so its %i specifiers expand.
-        using var directory = new TempDirectory();
+        using var directory = new TempDirectory("hyder-deploy-test-");
         var instance = name.EndsWith("@.service", StringComparison.Ordinal) ? name.Replace("@.service", "@test.service", StringComparison.Ordinal) : name;
         var text = File.ReadAllText(Path.Combine(DeployFiles.Directory, name)).Replace("ExecStart=/usr/bin/dotnet ", $"ExecStart={DeployFiles.Dotnet()} ", StringComparison.Ordinal);
         File.WriteAllText(Path.Combine(directory.Path, instance), text);

@@ -91,7 +91,7 @@ public sealed partial class UnitProcessTests(ITestOutputHelper output)
     [Fact]
     public async Task TheServerUnitNotifiesReadyStoppingAndWatchdogAndKeepsEveryAcknowledgedWriteAcrossSigterm()
     {
-        using var directory = new TempDirectory();
+        using var directory = new TempDirectory("hyder-deploy-test-");
         var data = Path.Combine(directory.Path, "data");
         var sample = JsonNode.Parse(File.ReadAllText(Path.Combine(DeployFiles.Directory, "server.sample.json")))!;
         sample["Listen"] = "http://127.0.0.1:0";
@@ -184,7 +184,7 @@ public sealed partial class UnitProcessTests(ITestOutputHelper output)
     [Fact]
     public async Task TheProjectionUnitNotifiesReadyOnceItListensAndStoppingOnSigterm()
     {
-        using var directory = new TempDirectory();
+        using var directory = new TempDirectory("hyder-deploy-test-");
         var commandLine = CommandLine("hyder-projection.service", new Dictionary<string, string>
         {
             ["/opt/hyder/log/Hyder.Log.Host.dll"] = BuiltProject.Dll("Hyder.Log.Host", "Hyder.Log.Host.dll"),

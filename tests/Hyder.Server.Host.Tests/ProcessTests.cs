@@ -1,5 +1,6 @@
 using System.Text;
 using Hyder.Client;
+using Hyder.Testing;
 using Xunit;
 using Xunit.Abstractions;
 
@@ -24,7 +25,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [Fact]
     public async Task EmbeddedServerStopsCleanlyOnSigtermAndKeepsCommittedDataAcrossRestart()
     {
-        using var data = new TempDirectory();
+        using var data = new TempDirectory("hyder-host-test-");
         string[] args = ["--embedded", "--data", data.Path, "--listen", "http://127.0.0.1:0", "--server-id", "solo"];
         long lastOrdinal;
         await using (var server = await ServerProcess.StartAsync(args))
@@ -125,7 +126,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [Fact]
     public async Task ARestartWithOtherClusterSettingsIsRefusedWithTwo()
     {
-        using var data = new TempDirectory();
+        using var data = new TempDirectory("hyder-host-test-");
         await using (var server = await ServerProcess.StartAsync("--embedded", "--data", data.Path, "--listen", "http://127.0.0.1:0"))
         {
             Assert.Equal(0, (await server.StopAsync(s_stopPatience)).ExitCode);

@@ -1,11 +1,12 @@
-namespace Hyder.Server.Host.Tests;
+namespace Hyder.Testing;
 
 /// <summary>A directory under the system temp folder, deleted on dispose.</summary>
 internal sealed class TempDirectory : IDisposable
 {
-    public TempDirectory()
+    /// <param name="prefix">Starts the directory's name, so a leftover says which tests made it.</param>
+    public TempDirectory(string prefix = "hyder-test-")
     {
-        Path = System.IO.Path.Combine(System.IO.Path.GetTempPath(), "hyder-host-test-" + Guid.NewGuid().ToString("N")[..12]);
+        Path = System.IO.Path.Combine(System.IO.Path.GetTempPath(), prefix + Guid.NewGuid().ToString("N")[..12]);
         Directory.CreateDirectory(Path);
     }
 
