@@ -222,6 +222,9 @@ public sealed partial class TransactionServer
                 return OperationResult.Done;
             case OperationKind.Delete:
                 return tx.Delete(op.Key) ? OperationResult.Done : OperationResult.NotFound;
+            case OperationKind.Add:
+                tx.Add(op.Key, op.Delta);
+                return OperationResult.Done;
             default:
                 var rows = new List<KeyValuePair<byte[], byte[]>>();
                 tx.Scan(new KeyRange(op.Key.Length == 0 ? null : op.Key, true, op.End, false), op.Limit == 0 ? limits.MaxScanRows : op.Limit, rows);

@@ -35,6 +35,7 @@ public class CliTests
     [InlineData("run", "--target", "embedded", "--load", "--distance", "4")]
     [InlineData("run", "--target", "embedded", "--load", "--premeld-threads", "2", "--distance", "0")]
     [InlineData("run", "--target", "memory", "--load", "--group-meld")]
+    [InlineData("run", "--target", "memory", "--load", "--commutative")]
     [InlineData("run", "--target", "memory", "--load", "--servers", "2")]
     [InlineData("run", "--target", "postgres", "--pg", "Host=x", "--data", "/tmp/x")]
     [InlineData("run", "--target", "memory", "--load", "--connect", "127.0.0.1:7000")]

@@ -56,6 +56,27 @@ public class HyderTargetTests
         await AssertCountersHoldTheCommittedIncrementsAsync(target, workload);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task CommutativeAddsOfOneHotCounterNeverConflict(bool groupMeld)
+    {
+        var workload = new Incr1Workload(20, 1.0, IsolationLevel.Serializable);
+        var settings = Settings() with { MaxRetries = 0 };
+        await using var cluster = await HyderEmbeddedTarget.StartAsync(
+            new EmbeddedClusterSettings { Cluster = new ClusterSettings { GroupMeld = groupMeld }, Commutative = true, Fsync = false, Sessions = settings.Sessions },
+            default);
+        Assert.Contains("Add as a commutative operation", cluster.Description, StringComparison.Ordinal);
+        var target = new CountingTarget(cluster);
+        var result = await LoadAndRunAsync(target, workload, settings);
+
+        // Eight sessions increment the one counter at once and none may abort, even without retries.
+        Assert.Equal(Transactions, result.Totals.Committed);
+        Assert.Equal(0, result.Totals.Aborted);
+        await AssertCountersHoldTheCommittedIncrementsAsync(target, workload);
+        Assert.Equal(Transactions, target.CommittedIncrements);
+    }
+
     [Fact]
     public async Task PremeldRunsReportPremeldWork()
     {

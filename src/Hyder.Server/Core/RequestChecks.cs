@@ -36,6 +36,7 @@ internal static class RequestChecks
         {
             case OperationKind.Get:
             case OperationKind.Delete:
+            case OperationKind.Add:
                 Key(op.Key, limits, allowEmpty: false, where);
                 break;
             case OperationKind.Put:

@@ -79,6 +79,13 @@ public enum OperationKind : byte
 
     /// <summary>Read keys in [Key, End) ascending, at most Limit rows (0: the server's maximum).</summary>
     Scan = 3,
+
+    /// <summary>
+    /// Add Delta to the 8-byte little-endian counter at Key (absent counts as 0), as a commutative
+    /// operation: two Adds of one key never conflict; meld applies them in log order (docs/doppel.md).
+    /// Returns nothing. Not on the gRPC API yet.
+    /// </summary>
+    Add = 4,
 }
 
 /// <summary>One operation of a transaction.</summary>
@@ -87,7 +94,8 @@ public enum OperationKind : byte
 /// <param name="Value">The payload of a put.</param>
 /// <param name="End">A scan's exclusive high bound, or null for unbounded.</param>
 /// <param name="Limit">A scan's row limit (0: the server's maximum).</param>
-public readonly record struct Operation(OperationKind Kind, byte[] Key, byte[]? Value = null, byte[]? End = null, int Limit = 0)
+/// <param name="Delta">An Add's amount.</param>
+public readonly record struct Operation(OperationKind Kind, byte[] Key, byte[]? Value = null, byte[]? End = null, int Limit = 0, long Delta = 0)
 {
     /// <summary>A get.</summary>
     public static Operation Get(byte[] key) => new(OperationKind.Get, key);
@@ -100,6 +108,9 @@ public readonly record struct Operation(OperationKind Kind, byte[] Key, byte[]? 
 
     /// <summary>A scan of [low, high).</summary>
     public static Operation Scan(byte[] low, byte[]? high, int limit) => new(OperationKind.Scan, low, End: high, Limit: limit);
+
+    /// <summary>A commutative add to a counter.</summary>
+    public static Operation Add(byte[] key, long delta) => new(OperationKind.Add, key, Delta: delta);
 }
 
 /// <summary>What one operation returned.</summary>

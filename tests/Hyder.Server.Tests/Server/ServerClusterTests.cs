@@ -100,6 +100,39 @@ public sealed class ServerClusterTests
     }
 
     [Fact]
+    public async Task ConcurrentAddsOfOneCounterAllCommitAndSumOnEveryServer()
+    {
+        await using var cluster = await TestCluster.StartAsync(2, new ClusterSettings());
+        var counter = Key(7);
+        var snapshotHolders = new List<IInteractiveTransaction>();
+
+        // Every transaction takes its snapshot before any commits: as read-modify-writes all but one would abort.
+        for (var i = 0; i < 20; i++)
+        {
+            var tx = cluster.Servers[i % 2].Begin(IsolationLevel.Serializable);
+            tx.Execute(Operation.Add(counter, i + 1));
+            snapshotHolders.Add(tx);
+        }
+
+        foreach (var tx in snapshotHolders)
+        {
+            Assert.Equal(TransactionStatus.Committed, (await tx.CommitAsync()).Status);
+            await tx.DisposeAsync();
+        }
+
+        var hashes = await cluster.QuiesceAsync();
+        Assert.Equal(hashes[0], hashes[1]);
+        foreach (var server in cluster.Servers)
+        {
+            var read = await server.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(counter)]);
+            Assert.Equal(210L, BitConverter.ToInt64(read.Results[0].Value));
+        }
+
+        var bad = await Assert.ThrowsAsync<EngineException>(async () => await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Add([], 1)]));
+        Assert.Equal(EngineErrorCode.InvalidArgument, bad.Code);
+    }
+
+    [Fact]
     public async Task FillersAndCheckpointMarkersAreNotCountedAsIntentions()
     {
         // Group meld: a lone transaction waits for a partner, so the server appends a filler.

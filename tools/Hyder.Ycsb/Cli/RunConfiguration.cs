@@ -158,7 +158,7 @@ internal sealed class RunConfiguration
     /// <summary>The embedded cluster's settings; null for other targets, which must not be given them.</summary>
     private EmbeddedClusterSettings? EmbeddedSettings(ParseResult parse, bool run)
     {
-        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Data, O.Fsync];
+        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.Data, O.Fsync];
         if (TargetName != "embedded")
         {
             if (embeddedOnly.FirstOrDefault(o => parse.GetResult(o) is { Implicit: false }) is { } given)
@@ -189,6 +189,7 @@ internal sealed class RunConfiguration
             Cluster = new ClusterSettings { PremeldThreads = threads, Distance = threads > 0 ? distance : 0, GroupMeld = parse.GetValue(O.GroupMeld) },
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = parse.GetValue(O.Fsync) == "group",
+            Commutative = parse.GetValue(O.Commutative),
             Sessions = Settings.Sessions,
         };
     }

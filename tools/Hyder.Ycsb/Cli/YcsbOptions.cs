@@ -23,6 +23,8 @@ internal static class YcsbOptions
 
     public static readonly Option<bool> GroupMeld = new("--group-meld") { Description = "Group meld in the embedded cluster (Hyder II §4)." };
 
+    public static readonly Option<bool> Commutative = new("--commutative") { Description = "Send Add (incr1, like) to the embedded cluster as Hyder's commutative operation, which never conflicts with another Add, instead of a read-modify-write (docs/doppel.md)." };
+
     public static readonly Option<string?> Data = new("--data") { Description = "Keep the embedded cluster's log in this directory (kept after the run; a later run without --load continues on it)." };
 
     public static readonly Option<string> Fsync = new("--fsync")
@@ -106,7 +108,7 @@ internal static class YcsbOptions
     /// <summary>Options both commands take.</summary>
     public static readonly Option[] Common =
     [
-        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
         WriteShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];

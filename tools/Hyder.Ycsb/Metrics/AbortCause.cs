@@ -42,6 +42,12 @@ internal enum AbortCause
     /// <summary>Hyder: every server rejected the intention (it broke the engine's rules).</summary>
     Rejected,
 
+    /// <summary>Hyder: a bounded Add would have left its bounds (escrow).</summary>
+    BoundViolated,
+
+    /// <summary>Hyder: a commutative operation met a value of another type.</summary>
+    TypeMismatch,
+
     /// <summary>
     /// Hyder: the server could not learn the outcome (it stopped after appending). Counted with the
     /// aborts, although the transaction may have committed.
@@ -69,6 +75,8 @@ internal static class AbortCauses
         AbortCause.SnapshotTooOld => "snapshot-too-old",
         AbortCause.SnapshotBeforeCheckpoint => "snapshot-before-checkpoint",
         AbortCause.Rejected => "rejected",
+        AbortCause.BoundViolated => "bound-violated",
+        AbortCause.TypeMismatch => "type-mismatch",
         AbortCause.Unknown => "unknown-outcome",
         _ => throw new ArgumentOutOfRangeException(nameof(cause), cause, null),
     };

@@ -17,6 +17,9 @@ internal sealed record EmbeddedClusterSettings
     /// <summary>Whether an append waits for an fsync (group commit) or only the page cache.</summary>
     public bool Fsync { get; init; } = true;
 
+    /// <summary>Whether Add goes to the servers as a commutative operation (else a read and a write).</summary>
+    public bool Commutative { get; init; }
+
     /// <summary>Transactions in flight at once (sizes the servers' admission limits).</summary>
     public int Sessions { get; init; } = 1;
 

@@ -37,7 +37,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     }
 
     public string Description => string.Create(System.Globalization.CultureInfo.InvariantCulture,
-        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? "group commit" : "off")}");
+        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? "group commit" : "off")}, Add as {(_settings.Commutative ? "a commutative operation" : "a read-modify-write")}");
 
     /// <summary>The servers (for tests).</summary>
     public IReadOnlyList<TransactionServer> Servers => _servers;
@@ -121,7 +121,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     public Task<ITargetSession> OpenSessionAsync(CancellationToken cancellationToken)
     {
         var server = _servers[(Interlocked.Increment(ref _nextServer) - 1) % _servers.Length];
-        return Task.FromResult<ITargetSession>(new Session(server));
+        return Task.FromResult<ITargetSession>(new Session(server, _settings.Commutative));
     }
 
     public async ValueTask DisposeAsync() => await ReleaseAsync(_servers, _log, _temporary ? _directory : null).ConfigureAwait(false);
@@ -164,13 +164,26 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
         AbortCause.FateShared => Metrics.AbortCause.FateShared,
         AbortCause.SnapshotTooOld => Metrics.AbortCause.SnapshotTooOld,
         AbortCause.SnapshotBeforeCheckpoint => Metrics.AbortCause.SnapshotBeforeCheckpoint,
+        AbortCause.BoundViolated => Metrics.AbortCause.BoundViolated,
+        AbortCause.TypeMismatch => Metrics.AbortCause.TypeMismatch,
         _ => Metrics.AbortCause.Other,
     };
 
     /// <summary>One interactive engine transaction at a time on one server.</summary>
-    private sealed class Session(TransactionServer server) : HyderSession
+    private sealed class Session(TransactionServer server, bool commutative) : HyderSession
     {
         private IInteractiveTransaction? _tx;
+
+        public override ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+        {
+            if (!commutative)
+            {
+                return base.AddAsync(space, key, delta, cancellationToken);
+            }
+
+            Open.Execute(Operation.Add(HyderKeys.Encode(space, key.Span), delta));
+            return ValueTask.CompletedTask;
+        }
 
         public override ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)
         {

@@ -108,6 +108,8 @@ internal sealed class HyderRemoteTarget : ITarget
         ClientAbortCause.FateShared => Metrics.AbortCause.FateShared,
         ClientAbortCause.SnapshotTooOld => Metrics.AbortCause.SnapshotTooOld,
         ClientAbortCause.SnapshotBeforeCheckpoint => Metrics.AbortCause.SnapshotBeforeCheckpoint,
+        ClientAbortCause.BoundViolated => Metrics.AbortCause.BoundViolated,
+        ClientAbortCause.TypeMismatch => Metrics.AbortCause.TypeMismatch,
         _ => Metrics.AbortCause.Other,
     };
 

@@ -7,8 +7,8 @@ namespace Hyder.Ycsb.Targets.Hyder;
 /// A session on a Hyder transaction server, embedded or remote: the YCSB operations expressed with
 /// Hyder's four (get, put, delete, scan) on one interactive transaction. Hyder has one key space,
 /// so each YCSB key space is a prefix (<see cref="HyderKeys"/>). Insert is a get and, when the key is
-/// absent, a put; Add is a read-modify-write (the Doppel module's commutative Add is issue 8), so a
-/// hot counter conflicts as it does under plain optimistic concurrency.
+/// absent, a put; Add is a read-modify-write, so a hot counter conflicts as it does under plain
+/// optimistic concurrency, unless the target sends Hyder's commutative Add (docs/doppel.md).
 /// </summary>
 internal abstract class HyderSession : ITargetSession
 {
@@ -48,7 +48,8 @@ internal abstract class HyderSession : ITargetSession
     public ValueTask<int> ScanAsync(KeySpace space, ReadOnlyMemory<byte> startKey, int limit, CancellationToken cancellationToken) =>
         ScanRangeAsync(HyderKeys.Encode(space, startKey.Span), HyderKeys.End(space), limit, cancellationToken);
 
-    public async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+    /// <summary>Adds to a counter as a read-modify-write; the embedded target can send a commutative Add instead.</summary>
+    public virtual async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
     {
         var k = HyderKeys.Encode(space, key.Span);
         var current = await GetValueAsync(k, cancellationToken).ConfigureAwait(false) is { } value ? DecodeCounter(value) : 0;
