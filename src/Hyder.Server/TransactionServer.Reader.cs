@@ -269,12 +269,12 @@ public sealed partial class TransactionServer
             case ControlKind.Settings:
                 return;
             case ControlKind.Filler:
-                _controlOrdinals.TryAdd(++_ordinal, 0);
+                MarkControl(++_ordinal);
                 Dispatch(new Job { Ordinal = _ordinal, Position = position, IsDecided = true, Decision = Job.NoOp });
                 return;
             case ControlKind.CheckpointMarker:
                 var v = ++_ordinal;
-                _controlOrdinals.TryAdd(v, 0);
+                MarkControl(v);
                 var job = new Job { Ordinal = v, Position = position, IsDecided = true, Decision = Job.NoOp };
                 var id = body.Length >= 8 ? BitConverter.ToUInt64(body) : 0;
                 _checkpointRequests.TryGetValue(id, out var request);

@@ -46,6 +46,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
     /// <summary>Ordinals of control records (fillers, checkpoint markers): melded as no-ops, not counted as intentions.</summary>
     private readonly ConcurrentDictionary<long, byte> _controlOrdinals = new();
+    private int _pendingControl;
     private readonly long _settingsPosition;
 
     private Task _reader = Task.CompletedTask;
@@ -230,15 +231,28 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     {
         _window.Advance(ordinal, current);
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
-        if (!_controlOrdinals.TryRemove(ordinal, out _))
+        // Control records are rare: the final-meld thread looks them up only while one is pending
+        // (a ConcurrentDictionary removal takes a bucket lock even when the key is absent).
+        if (Volatile.Read(ref _pendingControl) == 0 || !_controlOrdinals.TryRemove(ordinal, out _))
         {
             _metrics.OnMelded(outcome);
+        }
+        else
+        {
+            Interlocked.Decrement(ref _pendingControl);
         }
 
         if (_localByOrdinal.TryRemove(ordinal, out var pending))
         {
             pending.Outcome.TrySetResult(outcome);
         }
+    }
+
+    /// <summary>Marks an ordinal as a control record's (the reader calls it before dispatching the ordinal).</summary>
+    private void MarkControl(long ordinal)
+    {
+        _controlOrdinals.TryAdd(ordinal, 0);
+        Interlocked.Increment(ref _pendingControl);
     }
 
     /// <summary>Stops reading, finishes what the pipeline holds, and completes every waiting transaction (outcome unknown).</summary>

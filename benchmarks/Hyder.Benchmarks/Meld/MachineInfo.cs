@@ -18,6 +18,15 @@ public sealed record MachineInfo(string Cpu, int Cores, string Memory, string Ca
         $"{(GCSettings.IsServerGC ? "server" : "workstation")}, {GCSettings.LatencyMode}",
         GitCommit());
 
+    /// <summary>The lines every report opens with: when, at which commit, on what machine, under what load, how long.</summary>
+    public void AppendRunLines(System.Text.StringBuilder sb, TimeSpan took)
+    {
+        var inv = System.Globalization.CultureInfo.InvariantCulture;
+        sb.Append(inv, $"- Date: {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, commit `{Commit}`\n");
+        sb.Append(inv, $"- Machine: {Cpu}, {Cores} cores, {Memory}; {Os}; {Runtime}, {Gc} GC\n");
+        sb.Append(inv, $"- Load average after the run: {LoadAverage()}; run took {took:mm\\:ss}\n\n");
+    }
+
     /// <summary>The 1-, 5- and 15-minute load averages (Linux), or "unknown".</summary>
     public static string LoadAverage() =>
         TryRead("/proc/loadavg") is { } s ? string.Join(' ', s.Split(' ').Take(3)) : "unknown";
