@@ -1,3 +1,4 @@
+using Hyder.Tree.Commutative;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Memory;
 
@@ -25,6 +26,9 @@ public sealed class Database
     private DatabaseState _oldest;
     private long _lastAppended;
     private long _lastMelded;
+    private ISplitPhases? _phases;
+    private DatabaseState? _reconciled;
+    private TaskCompletionSource _reconciledSignal = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
     public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
@@ -156,6 +160,8 @@ public sealed class Database
 
         var lcs = _current;
         MeldOutcome outcome;
+        Node? root = null;
+        NodeList? displaced = null;
         try
         {
             if (!intention.IsValidated)
@@ -164,14 +170,7 @@ public sealed class Database
                 IntentionValidator.Validate(intention);
             }
 
-            outcome = _meld.Apply(intention, lcs, out var root, out var displaced);
-            if (outcome.Committed)
-            {
-                var next = NewState(root, intention.Ordinal);
-                next.Displaced = displaced;
-                lcs.Newer = next;
-                Volatile.Write(ref _current, next);
-            }
+            outcome = _meld.Apply(intention, lcs, out root, out displaced);
         }
         catch (IntentionRejectedException e)
         {
@@ -186,7 +185,7 @@ public sealed class Database
             intention.ReleasePins();
         }
 
-        Reclaim();
+        Advance(intention.Ordinal, outcome.Committed ? root : lcs.Root, outcome.Committed ? displaced : null, outcome.Committed, noOp: false);
         return outcome;
     }
 
@@ -195,6 +194,12 @@ public sealed class Database
     /// group meld found its conflict), so the next intention can be melded.
     /// </summary>
     public void Skip(long ordinal)
+    {
+        Next(ordinal);
+        Advance(ordinal, _current.Root, null, changed: false, noOp: false);
+    }
+
+    private void Next(long ordinal)
     {
         if (ordinal != _lastMelded + 1)
         {
@@ -210,13 +215,129 @@ public sealed class Database
     /// <paramref name="ordinal"/>, so a transaction that starts on it names a state every server
     /// has, and a server restarted there has too.
     /// </summary>
+    /// <remarks>With split phases on, a committed no-op also ends the running phase (docs/doppel.md).</remarks>
     public void SkipCommitted(long ordinal)
     {
-        Skip(ordinal);
-        var lcs = _current;
-        var next = NewState(lcs.Root, ordinal);
-        lcs.Newer = next;
-        Volatile.Write(ref _current, next);
+        Next(ordinal);
+        Advance(ordinal, _current.Root, null, changed: true, noOp: true);
+    }
+
+    /// <summary>
+    /// Doppel's split phases (docs/doppel.md, "Split phases"), or null (the default): every
+    /// operation is then applied to the tree by final meld. Set once, before the first meld; it
+    /// becomes final meld's side table too. The state current then counts as reconciled.
+    /// </summary>
+    public ISplitPhases? SplitPhases
+    {
+        get => _phases;
+        set
+        {
+            if (_phases is not null)
+            {
+                ThrowHelper.ThrowInvalidOperation("split phases are set once, before melding");
+            }
+
+            _phases = value;
+            _meld.SplitTable = value;
+            if (value is not null)
+            {
+                var s = PinCurrent();
+                s.IsReconciled = true;
+                _reconciled = s;
+            }
+        }
+    }
+
+    /// <summary>
+    /// The last state published at the end of a split phase (pinned by the database until the
+    /// next one); null without split phases. A transaction that must not read a split key inside a
+    /// phase runs here or on a later reconciled state.
+    /// </summary>
+    public DatabaseState? Reconciled => Volatile.Read(ref _reconciled);
+
+    /// <summary>Pins and returns <see cref="Reconciled"/> (give it back with <see cref="Release"/>); null without split phases.</summary>
+    public DatabaseState? PinReconciled()
+    {
+        while (true)
+        {
+            var s = Reconciled;
+            if (s is null || s.TryPin())
+            {
+                return s;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Completes once a reconciled state newer than state #<paramref name="sequence"/> is published
+    /// (at once when there is one already, or without split phases).
+    /// </summary>
+    public Task WhenReconciledAfter(long sequence)
+    {
+        var signal = Volatile.Read(ref _reconciledSignal);
+        var r = Reconciled;
+        return r is null || r.Sequence > sequence ? Task.CompletedTask : signal.Task;
+    }
+
+    /// <summary>
+    /// After ordinal <paramref name="ordinal"/> is decided: ends the split phase there if it does
+    /// (reconciling the side table into the tree) and publishes the state when the tree changed,
+    /// the ordinal is a committed no-op, or a phase ended.
+    /// </summary>
+    private void Advance(long ordinal, Node? root, NodeList? displaced, bool changed, bool noOp)
+    {
+        var phases = _phases;
+        var reconciled = false;
+        if (phases is not null && phases.EndsPhase(ordinal, noOp))
+        {
+            var hadSplitKeys = phases.SplitKeys is not null;
+            var values = phases.EndPhase(ordinal);
+            if (values.Count > 0)
+            {
+                root = _meld.Reconcile(root, values, out var more);
+                if (displaced is null)
+                {
+                    displaced = more;
+                }
+                else
+                {
+                    for (var i = 0; i < more.Count; i++)
+                    {
+                        displaced.Add(more[i]);
+                    }
+
+                    more.Clear();
+                    _meld.ReturnList(more);
+                }
+            }
+
+            reconciled = true;
+            changed |= hadSplitKeys || values.Count > 0;
+        }
+
+        if (changed)
+        {
+            var lcs = _current;
+            var next = NewState(root, ordinal);
+            next.Displaced = displaced;
+            next.IsReconciled = reconciled;
+            next.SplitKeys = reconciled ? null : phases?.SplitKeys;
+            lcs.Newer = next;
+            Volatile.Write(ref _current, next);
+            if (reconciled)
+            {
+                next.AddPin();
+                var old = _reconciled;
+                Volatile.Write(ref _reconciled, next);
+                old?.Unpin();
+                Interlocked.Exchange(ref _reconciledSignal, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+            }
+        }
+        else if (displaced is not null)
+        {
+            ThrowHelper.ThrowInvariant($"ordinal #{ordinal} displaced nodes without publishing a state");
+        }
+
         Reclaim();
     }
 

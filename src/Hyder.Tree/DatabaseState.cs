@@ -1,3 +1,4 @@
+using Hyder.Tree.Commutative;
 using Hyder.Tree.Memory;
 
 namespace Hyder.Tree;
@@ -24,6 +25,16 @@ public sealed class DatabaseState
     /// <summary>The ordinal of the last intention melded into this state (0 for the initial state).</summary>
     public long Sequence { get; private set; }
 
+    /// <summary>
+    /// The keys split in the phase this state lies inside (Doppel §5): their values in this tree
+    /// may be behind the split table, so a transaction must not read them here (it reads them on a
+    /// reconciled state instead; docs/doppel.md, "Split phases"). Null when no key is split.
+    /// </summary>
+    public SplitKeySet? SplitKeys { get; internal set; }
+
+    /// <summary>True for the state published at the end of a split phase, after reconciliation.</summary>
+    public bool IsReconciled { get; internal set; }
+
     /// <summary>Makes a retired state object (no pins, unreachable) describe a new state.</summary>
     internal void Reuse(Node? root, long sequence)
     {
@@ -34,6 +45,8 @@ public sealed class DatabaseState
 
         Root = root;
         Sequence = sequence;
+        SplitKeys = null;
+        IsReconciled = false;
         _retiring = false;
     }
 

@@ -17,27 +17,38 @@ public enum SplitStatus : byte
 }
 
 /// <summary>
-/// The seam for Doppel's split phase (002 §5; docs/doppel.md, "The seam"): a per-key side table that
-/// final meld hands the operations of split keys to, instead of copying the path to the key. Only
-/// final meld with <see cref="Meld.MeldOperator.Apply"/> consults it; premeld and group meld carry
-/// operations unchanged. The table must be deterministic: every server stages the same operations
-/// in the same order and so reaches the same table.
+/// Doppel's split phase as final meld sees it (002 §5; docs/doppel.md, "Split phases"): a per-key
+/// side table that final meld hands the operations of split keys to, instead of copying the path
+/// to the key. Only final meld with <see cref="Meld.MeldOperator.Apply"/> consults it; premeld and
+/// group meld carry operations unchanged. The table must be deterministic: every server stages the
+/// same operations in the same order and so reaches the same table.
 /// </summary>
 /// <remarks>
-/// Final meld calls <see cref="Stage"/> for each key with operations, in key order within an
-/// intention and in log order across intentions, before it knows whether the intention commits;
-/// then exactly one of <see cref="Commit"/> (the intention committed) or <see cref="Abort"/>.
-/// Reconciliation (merging the table into the tree at a deterministic log position), the choice of
-/// split keys and stashing readers of split keys belong to the implementation (src/Hyder.Doppel).
+/// Final meld first checks the intention against <see cref="ChangedKeys"/>: a transaction that
+/// read, scanned, wrote or deleted such a key aborts (<see cref="Meld.AbortCause.SplitPhase"/>),
+/// since the tree does not show the key's value. Then it calls <see cref="Stage"/> for each key
+/// with operations, in key order within an intention and in log order across intentions, before
+/// it knows whether the intention commits; then exactly one of <see cref="Commit"/> (the intention
+/// committed) or <see cref="Abort"/>.
 /// </remarks>
 public interface ISplitTable
 {
-    /// <summary>Offers the operations on <paramref name="key"/> of intention <paramref name="ordinal"/> (an operation list, docs/doppel.md).</summary>
-    SplitStatus Stage(byte[] key, ReadOnlySpan<byte> operations, long ordinal);
+    /// <summary>
+    /// Offers the operations on <paramref name="key"/> of intention <paramref name="ordinal"/> (an
+    /// operation list, docs/doppel.md); <paramref name="current"/> is the key's value in the state
+    /// (null: absent), which is exact for a key the table has not changed in this phase.
+    /// </summary>
+    SplitStatus Stage(byte[] key, ReadOnlySpan<byte> operations, byte[]? current, long ordinal);
 
     /// <summary>The intention whose operations were staged since the last call committed: keep them.</summary>
     void Commit(long ordinal);
 
     /// <summary>The intention aborted (or was rejected): drop what it staged.</summary>
     void Abort(long ordinal);
+
+    /// <summary>
+    /// The keys whose value in the table differs from the tree's, because committed operations
+    /// were staged on them in this phase (any order). Empty most of the time between phases.
+    /// </summary>
+    IReadOnlyList<byte[]> ChangedKeys { get; }
 }

@@ -10,6 +10,11 @@ public sealed partial class Transaction
     {
         EnsureRunning();
         ValidateKey(key);
+        if (Snapshot.SplitKeys is { } split && Isolation != IsolationLevel.ReadCommitted && split.Contains(key))
+        {
+            throw new SplitKeyReadException(key, Snapshot.Sequence);
+        }
+
         var found = Find(key);
         var view = found is null ? null : ViewOf(found);
         if (view is null)
@@ -57,6 +62,11 @@ public sealed partial class Transaction
         if (range.IsEmpty)
         {
             return 0;
+        }
+
+        if (Snapshot.SplitKeys is { } split && Isolation != IsolationLevel.ReadCommitted && split.Intersects(range))
+        {
+            throw new SplitKeyReadException(range.Low ?? [], Snapshot.Sequence);
         }
 
         var start = results.Count;

@@ -1,3 +1,4 @@
+using Hyder.Tree.Memory;
 using Hyder.Tree.Commutative;
 
 namespace Hyder.Tree.Meld;
@@ -37,7 +38,7 @@ public sealed partial class MeldOperator
         _outcome.OperationNodes++;
         if (_apply && SplitTable is { } table)
         {
-            switch (table.Stage(p.Key, p.Payload, _intention.Ordinal))
+            switch (table.Stage(p.Key, p.Payload, l?.Payload, _intention.Ordinal))
             {
                 case SplitStatus.Staged:
                     _staged = true;
@@ -122,5 +123,125 @@ public sealed partial class MeldOperator
         {
             SplitTable!.Abort(_intention.Ordinal);
         }
+    }
+
+    /// <summary>
+    /// True (a conflict, <see cref="AbortCause.SplitPhase"/>) when the intention read, scanned,
+    /// wrote or deleted a key that the split table changed in this phase: the tree still holds the
+    /// key's value from before the phase, so meld's version checks cannot see those changes.
+    /// Operations alone on such a key do not conflict; they are staged.
+    /// </summary>
+    private bool SplitConflict(Intention i, ISplitTable table)
+    {
+        var changed = table.ChangedKeys;
+        for (var k = 0; k < changed.Count; k++)
+        {
+            var key = changed[k];
+            if (AnyContains(i.RootRanges, key) || AnyContains(i.SecondRootRanges, key) || DeleteList.Find(i.Deletes, key) >= 0 || DependsOnKey(i.Root, key))
+            {
+                return Conflict(AbortCause.SplitPhase, key);
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// True when the intention's tree reads or writes <paramref name="key"/>, or a scanned range on
+    /// the path to it covers it (a range hangs on its lowest common ancestor, so it lies on the path
+    /// to every key it covers). Only the intention's own nodes are looked at.
+    /// </summary>
+    private bool DependsOnKey(Node? n, byte[] key)
+    {
+        var prefix = Keys.Prefix(key);
+        while (n is not null && Inside(n))
+        {
+            _outcome.IntentionNodesVisited++;
+            if (n.DependencyRanges is { } ranges && AnyContains(ranges, key))
+            {
+                return true;
+            }
+
+            var c = Keys.Compare(key, prefix, n);
+            if (c == 0)
+            {
+                return (n.Flags & (NodeFlags.DependsOn | NodeFlags.Altered)) != 0;
+            }
+
+            n = c < 0 ? n.Left : n.Right;
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Reconciliation (Doppel §5; docs/doppel.md, "Split phases"): writes each split key's value
+    /// from the side table into the tree rooted at <paramref name="root"/>, one path copy per key,
+    /// with this operator's next ephemeral ids, so every server builds the same nodes. Each written
+    /// node is altered (its content version is its own: a transaction that read the key before
+    /// conflicts with it as with a write).
+    /// </summary>
+    /// <param name="root">The last committed state's root (after the phase's last ordinal).</param>
+    /// <param name="values">Keys and values, ascending by key, distinct.</param>
+    /// <param name="displaced">The state nodes the new tree no longer reaches, to retire with the new state.</param>
+    /// <returns>The new root.</returns>
+    public Node? Reconcile(Node? root, IReadOnlyList<KeyValuePair<byte[], byte[]>> values, out NodeList displaced)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+
+        // Nothing is inside: every node met is a state node, copied on write and retired.
+        _intention = null!;
+        _state = null;
+        _ownerLow = long.MaxValue;
+        _ownerHigh = long.MinValue;
+        _apply = true;
+        _intentionMode = false;
+        _decideOnly = false;
+        _sequenceAtStart = _sequence;
+        _outcome = default;
+        for (var i = 0; i < values.Count; i++)
+        {
+            var (key, value) = values[i];
+            if (i > 0 && Keys.Compare(values[i - 1].Key, key) >= 0)
+            {
+                ThrowHelper.ThrowInvalidOperation("reconciliation values must be in ascending key order, each key once");
+            }
+
+            root = Upsert(root, key, Keys.Prefix(key), value);
+        }
+
+        _fresh.Clear();
+        displaced = _displaced;
+        _displaced = _spareLists.Count > 0 ? _spareLists.Pop() : new NodeList(256);
+        return root;
+    }
+
+    private Node Upsert(Node? t, byte[] key, ulong prefix, byte[] value)
+    {
+        if (t is null)
+        {
+            var x = NewEphemeral();
+            x.Key = key;
+            x.Payload = value;
+            x.Flags = NodeFlags.Altered;
+            x.Scv = NodeVersion.None;
+            x.Ssv = NodeVersion.None;
+            return Join(null, x, null);
+        }
+
+        var c = Keys.Compare(key, prefix, t);
+        if (c == 0)
+        {
+            Retire(t);
+            var x = NewEphemeral();
+            x.Key = key;
+            x.Payload = value;
+            x.Flags = NodeFlags.Altered;
+            x.Scv = t.Ncv;
+            x.Ssv = t.Nsv;
+            return Join(t.Left, x, t.Right);
+        }
+
+        return c < 0 ? Join(Upsert(t.Left, key, prefix, value), t, t.Right) : Join(t.Left, t, Upsert(t.Right, key, prefix, value));
     }
 }

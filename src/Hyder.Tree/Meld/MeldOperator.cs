@@ -264,6 +264,12 @@ public sealed partial class MeldOperator
     {
         var i = _intention;
 
+        // A split key changed in this phase: the tree does not show it, so no check below would.
+        if (_apply && !_intentionMode && SplitTable is { } table && table.ChangedKeys.Count > 0 && SplitConflict(i, table))
+        {
+            return null;
+        }
+
         // Serial intention: its snapshot is the last committed state, so its tree is the new state.
         // A premeld output is serial only when premeld left nothing to check: no deferred check
         // and no range moved to its root (premeld moves a range once it has looked at part of it).

@@ -57,6 +57,14 @@ public enum AbortCause : byte
     /// for TopKInsert).
     /// </summary>
     TypeMismatch = 11,
+
+    /// <summary>
+    /// The transaction read, scanned, wrote or deleted a key that is split in the current phase
+    /// (Doppel §5) and that commutative operations already changed in it: the tree does not show
+    /// that value until the phase's reconciliation, so the transaction must run again on the
+    /// reconciled state (docs/doppel.md, "Split phases"). Retryable.
+    /// </summary>
+    SplitPhase = 12,
 }
 
 /// <summary>What one meld decided and what it cost.</summary>

@@ -406,7 +406,9 @@ public sealed class CommutativeMeldTests
 
         public List<string> Log { get; } = [];
 
-        public SplitStatus Stage(byte[] k, ReadOnlySpan<byte> operations, long ordinal)
+        public IReadOnlyList<byte[]> ChangedKeys => [];
+
+        public SplitStatus Stage(byte[] k, ReadOnlySpan<byte> operations, byte[]? current, long ordinal)
         {
             if (!k.AsSpan().SequenceEqual(key))
             {
