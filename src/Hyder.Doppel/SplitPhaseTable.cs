@@ -61,6 +61,9 @@ public sealed class SplitPhaseTable : ISplitPhases
     /// <inheritdoc/>
     public IReadOnlyList<byte[]> ChangedKeys => _changed;
 
+    /// <summary>The keys the last reconciliation wrote into the tree, ascending.</summary>
+    public IReadOnlyList<byte[]> LastReconciledKeys { get; private set; } = [];
+
     /// <summary>Phases ended so far.</summary>
     public long Phases => Volatile.Read(ref _phases);
 
@@ -69,6 +72,22 @@ public sealed class SplitPhaseTable : ISplitPhases
 
     /// <summary>Keys written into the tree by reconciliations.</summary>
     public long ReconciledKeys => Volatile.Read(ref _reconciledKeys);
+
+    /// <summary>
+    /// The running value of a key that committed operations changed in this phase (the value the
+    /// tree will hold after reconciliation); false for any other key, whose tree value is exact.
+    /// </summary>
+    public bool TryGetChanged(byte[] key, out byte[]? value)
+    {
+        if (_entries.TryGetValue(key, out var e) && e.Changed)
+        {
+            value = e.Value;
+            return true;
+        }
+
+        value = null;
+        return false;
+    }
 
     /// <inheritdoc/>
     public SplitStatus Stage(byte[] key, ReadOnlySpan<byte> operations, byte[]? current, long ordinal)
@@ -162,6 +181,7 @@ public sealed class SplitPhaseTable : ISplitPhases
         }
 
         Array.Sort(values, static (a, b) => Keys.Compare(a.Key, b.Key));
+        LastReconciledKeys = Array.ConvertAll(values, v => v.Key);
         _entries.Clear();
         _changed.Clear();
         _split = SetOf(ChooseNext());

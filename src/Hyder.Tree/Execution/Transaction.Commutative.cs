@@ -99,6 +99,7 @@ public sealed partial class Transaction
     /// <summary>The read of a read-modify-write: what <see cref="TryGet"/> would see and depend on.</summary>
     private byte[]? ReadForUpdate(byte[] key, Node? n)
     {
+        RefuseSplitKey(key);
         var view = n is null ? null : ViewOf(n);
         if (view is null)
         {

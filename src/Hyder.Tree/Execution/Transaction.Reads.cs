@@ -10,11 +10,7 @@ public sealed partial class Transaction
     {
         EnsureRunning();
         ValidateKey(key);
-        if (Snapshot.SplitKeys is { } split && Isolation != IsolationLevel.ReadCommitted && split.Contains(key))
-        {
-            throw new SplitKeyReadException(key, Snapshot.Sequence);
-        }
-
+        RefuseSplitKey(key);
         var found = Find(key);
         var view = found is null ? null : ViewOf(found);
         if (view is null)
@@ -64,7 +60,7 @@ public sealed partial class Transaction
             return 0;
         }
 
-        if (Snapshot.SplitKeys is { } split && Isolation != IsolationLevel.ReadCommitted && split.Intersects(range))
+        if (Snapshot.SplitKeys is { } split && split.Intersects(range))
         {
             throw new SplitKeyReadException(range.Low ?? [], Snapshot.Sequence);
         }
@@ -118,6 +114,20 @@ public sealed partial class Transaction
             }
 
             n = n.Right;
+        }
+    }
+
+    /// <summary>
+    /// Throws <see cref="SplitKeyReadException"/> when the snapshot lies inside a split phase that
+    /// splits <paramref name="key"/>: its value and version there may be behind the side table
+    /// (Doppel §5), so neither a read nor a checked write may use them, at any isolation level.
+    /// Commutative operations need neither and are never refused.
+    /// </summary>
+    private void RefuseSplitKey(byte[] key)
+    {
+        if (Snapshot.SplitKeys is { } split && split.Contains(key))
+        {
+            throw new SplitKeyReadException(key, Snapshot.Sequence);
         }
     }
 

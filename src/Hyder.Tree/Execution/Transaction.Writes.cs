@@ -10,6 +10,7 @@ public sealed partial class Transaction
         EnsureRunning();
         ValidateKey(key);
         ArgumentNullException.ThrowIfNull(payload);
+        RefuseSplitKey(key);
         var blind = Isolation == IsolationLevel.ReadCommitted;
         if (Find(key) is not null)
         {
@@ -29,6 +30,7 @@ public sealed partial class Transaction
         EnsureRunning();
         ValidateKey(key);
         ArgumentNullException.ThrowIfNull(payload);
+        RefuseSplitKey(key);
         var blind = Isolation == IsolationLevel.ReadCommitted;
         var found = Find(key);
         if (found is not null && ViewOf(found) is not null)
@@ -61,6 +63,7 @@ public sealed partial class Transaction
     {
         EnsureRunning();
         ValidateKey(key);
+        RefuseSplitKey(key);
         var found = Find(key);
         if (found is null || ViewOf(found) is null)
         {

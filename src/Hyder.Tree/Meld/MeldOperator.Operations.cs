@@ -36,7 +36,10 @@ public sealed partial class MeldOperator
     {
         settled = default;
         _outcome.OperationNodes++;
-        if (_apply && SplitTable is { } table)
+        // A group whose second part deleted the key after the first's operations carries both the
+        // list and a delete: the tree applies them together (the table has not changed the key,
+        // or SplitConflict would have aborted the group).
+        if (_apply && SplitTable is { } table && DeleteList.Find(_intention.Deletes, p.Key) < 0)
         {
             switch (table.Stage(p.Key, p.Payload, l?.Payload, _intention.Ordinal))
             {

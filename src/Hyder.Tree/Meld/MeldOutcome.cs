@@ -123,7 +123,7 @@ public sealed class MeldCounters
     public long Commits;
 
     /// <summary>Aborts by cause (indexed by <see cref="AbortCause"/>).</summary>
-    public readonly long[] AbortsByCause = new long[(int)AbortCause.TypeMismatch + 1];
+    public readonly long[] AbortsByCause = new long[(int)AbortCause.SplitPhase + 1];
 
     /// <summary>Intention nodes visited.</summary>
     public long IntentionNodesVisited;

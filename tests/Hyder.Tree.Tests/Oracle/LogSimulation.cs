@@ -28,6 +28,13 @@ namespace Hyder.Tree.Tests.Oracle;
 /// run their operations as read-modify-writes.
 /// </param>
 /// <param name="HotKeys">Half the commutative operations go to the first HotKeys keys of each role.</param>
+/// <param name="SplitPhaseLength">
+/// Doppel's split phases (docs/doppel.md): a phase every this many ordinals (0: off), splitting
+/// up to 4 keys with at least <paramref name="SplitThreshold"/> operations in the last phase. A
+/// transaction that reads a split key inside a phase is stashed (dropped here); a quarter of the
+/// transactions run on the last reconciled state.
+/// </param>
+/// <param name="SplitThreshold">Operations in a phase that make a key split in the next.</param>
 public sealed record SimulationConfig(
     int Seed,
     int KeySpace,
@@ -44,7 +51,9 @@ public sealed record SimulationConfig(
     bool GroupMeld = false,
     bool GroupFirst = false,
     int CommutativePercent = 0,
-    int HotKeys = 0);
+    int HotKeys = 0,
+    int SplitPhaseLength = 0,
+    int SplitThreshold = 2);
 
 /// <summary>What a simulated run saw.</summary>
 public sealed class SimulationResult
@@ -66,6 +75,12 @@ public sealed class SimulationResult
     public int BoundAborts;
     public int TypeAborts;
     public int ReadModifyWrites;
+    public int Stashed;
+    public int SplitAborts;
+    public int ReconciledAborts;
+    public long StagedOperations;
+    public long Phases;
+    public long ReconciledKeys;
     public readonly List<ulong> StateHashes = [];
 }
 
@@ -128,6 +143,15 @@ internal static partial class LogSimulation
             model.Write(k, v, 1);
         }
 
+        Doppel.SplitPhaseTable? table = null;
+        t_reconciled = [];
+        t_phasesSeen = 0;
+        if (cfg.SplitPhaseLength > 0)
+        {
+            table = new Doppel.SplitPhaseTable(new Doppel.SplitPhaseOptions { PhaseLength = cfg.SplitPhaseLength, HotThreshold = cfg.SplitThreshold, MaxSplitKeys = 4 }, phaseStart: db.LastAppended + 1);
+            db.SplitPhases = table;
+        }
+
         var window = new List<DatabaseState> { db.PinCurrent() };
         var pipeline = cfg.PremeldThreads > 0 || cfg.GroupMeld
             ? new Pipeline.ReferencePipeline(db, new Pipeline.PipelineOptions(cfg.PremeldThreads, cfg.Distance, cfg.GroupMeld, cfg.GroupFirst))
@@ -145,6 +169,11 @@ internal static partial class LogSimulation
             {
                 var lag = rng.Next(0, Math.Min(cfg.MaxConcurrency, window.Count - 1) + 1);
                 var snap = window[window.Count - 1 - lag];
+                if (table is not null && rng.Next(4) == 0 && db.Reconciled is { } reconciled)
+                {
+                    snap = reconciled;
+                }
+
                 var iso = levels[rng.Next(levels.Length)];
                 var rec = new TransactionRecord(iso, snap.Sequence);
                 var local = new SortedDictionary<byte[], byte[]?>(Keys.Comparer);
@@ -256,6 +285,8 @@ internal static partial class LogSimulation
                 }
 
                 var ops = rng.Next(1, cfg.MaxOps + 1);
+                try
+                {
                 for (var o = 0; o < ops; o++)
                 {
                     var dice = rng.Next(100);
@@ -333,6 +364,16 @@ internal static partial class LogSimulation
                     }
                 }
 
+                }
+                catch (SplitKeyReadException e)
+                {
+                    // Stashed: an executor would run it again on the next reconciled state.
+                    Require(snap.SplitKeys is not null, cfg, t, log, $"a read of {Keys.Format(e.Key)} refused on a state with no split keys");
+                    Require(!snap.IsReconciled, cfg, t, log, "a read refused on a reconciled state");
+                    result.Stashed++;
+                    continue;
+                }
+
                 foreach (var (k, v) in local)
                 {
                     rec.Writes[k] = v;
@@ -363,10 +404,11 @@ internal static partial class LogSimulation
                     Fail(cfg, t, log, $"decide-only meld {decided}, the engine's brute-force validator {bruteForce}");
                 }
 
-                var entry = new Submitted(ordinal, rec, local, log, t, expectCommit, reason, bruteForce.Committed);
+                var entry = new Submitted(ordinal, rec, local, log, t, expectCommit, reason, bruteForce.Committed, table is not null);
                 if (pipeline is null)
                 {
                     var outcome = db.Meld(intention);
+                    Observe(table, ordinal);
                     Judge(entry, outcome, result, cfg);
                     Apply(entry, outcome.Committed, model, result);
                 }
@@ -379,6 +421,7 @@ internal static partial class LogSimulation
                     }
 
                     var decisions = pipeline.Process(intention);
+                    Observe(table, ordinal);
                     if (cfg.GroupMeld && ordinal % 2 == 1)
                     {
                         Require(decisions.Count == 0, cfg, t, log, "group meld decided the first of a pair before its partner arrived");
@@ -392,7 +435,7 @@ internal static partial class LogSimulation
 
                 if (checkEveryState)
                 {
-                    Check(db, model, ordinal, cfg, t, log);
+                    Check(db, model, ordinal, cfg, t, log, table);
                 }
 
                 result.StateHashes.Add(TreeInspector.StateHash(db.Current.Root));
@@ -407,10 +450,15 @@ internal static partial class LogSimulation
             if (pending is not null)
             {
                 // The log ends inside a pair: the first is melded alone.
-                JudgeAll(null, pending, pipeline!.Flush(), model, result, cfg);
+                var flushed = pipeline!.Flush();
+                Observe(table, db.LastAppended);
+                JudgeAll(null, pending, flushed, model, result, cfg);
             }
 
-            Check(db, model, db.LastAppended, cfg, cfg.Transactions, new StringBuilder());
+            Check(db, model, db.LastAppended, cfg, cfg.Transactions, new StringBuilder(), table);
+            result.StagedOperations = table?.StagedOperations ?? 0;
+            result.Phases = table?.Phases ?? 0;
+            result.ReconciledKeys = table?.ReconciledKeys ?? 0;
             result.Premelded = pipeline?.Premelded ?? 0;
             result.Groups = pipeline?.Groups ?? 0;
         }
@@ -428,12 +476,20 @@ internal static partial class LogSimulation
 
     /// <summary>A transaction whose intention the pipeline has, with what the oracles expect of it.</summary>
     private sealed record Submitted(
-        long Ordinal, TransactionRecord Rec, SortedDictionary<byte[], byte[]?> Local, StringBuilder Log, int T, bool Expect, string Reason, bool BruteForce);
+        long Ordinal, TransactionRecord Rec, SortedDictionary<byte[], byte[]?> Local, StringBuilder Log, int T, bool Expect, string Reason, bool BruteForce, bool Split = false);
 
     /// <summary>One intention decided on its own: as the validator says, up to an imprecise range.</summary>
     private static void Judge(Submitted e, in MeldOutcome outcome, SimulationResult result, SimulationConfig cfg, string how = "")
     {
-        if (e.BruteForce != outcome.Committed)
+        if (SplitAbort(e, outcome, result, cfg))
+        {
+            result.Intentions++;
+            return;
+        }
+
+        // With split phases the tree lags the side table, which the brute force does not read:
+        // the oracle alone judges.
+        if (e.BruteForce != outcome.Committed && !e.Split)
         {
             Fail(cfg, e.T, e.Log, $"meld {outcome}{how}, the engine's brute-force validator {(e.BruteForce ? "commits" : "aborts")}");
         }
@@ -456,7 +512,11 @@ internal static partial class LogSimulation
 
         if (outcome.Committed != expect)
         {
-            if (!outcome.Committed && outcome.Cause == AbortCause.Phantom && e.Rec.HasRangeReads)
+            if (expect && e.Split && ReconciledAbort(e, outcome))
+            {
+                result.ReconciledAborts++;
+            }
+            else if (!outcome.Committed && outcome.Cause == AbortCause.Phantom && e.Rec.HasRangeReads)
             {
                 result.FalseRangeAborts++;
             }
@@ -487,6 +547,17 @@ internal static partial class LogSimulation
         Require(decisions.Count == 2 && decisions[0].Ordinal == first.Ordinal && decisions[1].Ordinal == second.Ordinal, cfg, second.T, second.Log, "a pair must be decided together");
         var d1 = decisions[0];
         var d2 = decisions[1];
+        if (d1.Outcome.Cause == AbortCause.SplitPhase || d2.Outcome.Cause == AbortCause.SplitPhase)
+        {
+            // A group is one intention to final meld: a split-key abort of either part aborts both.
+            Require(!d1.Committed && !d2.Committed, cfg, second.T, second.Log, $"a group half aborted on a split key: #{first.Ordinal} {d1.Outcome}, #{second.Ordinal} {d2.Outcome}");
+            _ = SplitAbort(first, d1.Outcome, result, cfg, second) | SplitAbort(second, d2.Outcome, result, cfg, first);
+            result.Intentions += 2;
+            Apply(first, false, model, result);
+            Apply(second, false, model, result);
+            return;
+        }
+
         var premeldFirst = !cfg.GroupFirst;
         bool e1, e2;
         var how = "";
@@ -495,7 +566,7 @@ internal static partial class LogSimulation
             // Premeld aborted a part before group meld: the other goes on alone.
             (e1, e2) = (first.Expect, second.Expect);
             how = " (a part aborted by premeld; the other alone)";
-            Require(d1.Committed == first.BruteForce && d2.Committed == second.BruteForce, cfg, second.T, second.Log, $"alone: #{first.Ordinal} {d1.Outcome}, #{second.Ordinal} {d2.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
+            Require(first.Split || (d1.Committed == first.BruteForce && d2.Committed == second.BruteForce), cfg, second.T, second.Log, $"alone: #{first.Ordinal} {d1.Outcome}, #{second.Ordinal} {d2.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
         }
         else
         {
@@ -538,7 +609,7 @@ internal static partial class LogSimulation
             // Final meld decided the group: its decision needs both parts to pass the brute force.
             if (d2.DecidedBy == Pipeline.PipelineStage.FinalMeld && d1.DecidedBy == Pipeline.PipelineStage.FinalMeld && d1.Outcome.Grouped && !Overlaps(first, second))
             {
-                Require(d1.Committed == (first.BruteForce && second.BruteForce), cfg, second.T, second.Log, $"group {d1.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
+                Require(first.Split || d1.Committed == (first.BruteForce && second.BruteForce), cfg, second.T, second.Log, $"group {d1.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
             }
 
             if (d1.Committed != d2.Committed && d2.Outcome.Cause != AbortCause.GroupConflict)
@@ -562,6 +633,72 @@ internal static partial class LogSimulation
         Apply(first, d1.Committed, model, result);
         Apply(second, d2.Committed, model, result);
     }
+
+    [ThreadStatic]
+    private static List<(long Ordinal, byte[] Key)>? t_reconciled;
+
+    [ThreadStatic]
+    private static long t_phasesSeen;
+
+    /// <summary>Records the keys a reconciliation wrote since the last call (at ordinal ≤ <paramref name="ordinal"/>).</summary>
+    private static void Observe(Doppel.SplitPhaseTable? table, long ordinal)
+    {
+        if (table is null || table.Phases == t_phasesSeen)
+        {
+            return;
+        }
+
+        t_phasesSeen = table.Phases;
+        foreach (var k in table.LastReconciledKeys)
+        {
+            t_reconciled!.Add((table.PhaseStart - 1, k));
+        }
+    }
+
+    /// <summary>
+    /// True for an abort on a key that a reconciliation wrote after the transaction's snapshot:
+    /// the write gives the key a new version (a reader of the old one must conflict), so a
+    /// transaction that wrote or read it across the phase end aborts even where the oracle, which
+    /// sees no change of value at that point, would commit. Conservative, never unsafe.
+    /// </summary>
+    private static bool ReconciledAbort(Submitted e, in MeldOutcome outcome)
+    {
+        if (outcome.Committed || outcome.ConflictKey is not { } k || t_reconciled is null)
+        {
+            return false;
+        }
+
+        foreach (var (ordinal, key) in t_reconciled)
+        {
+            if (ordinal > e.Rec.Snapshot && ordinal < e.Ordinal && key.AsSpan().SequenceEqual(k))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// True for an abort by a split key (AbortCause.SplitPhase): allowed where the oracle commits,
+    /// since the oracle does not model phases, but only for a transaction that read, scanned,
+    /// wrote or deleted the key the abort names (operations alone never conflict).
+    /// </summary>
+    private static bool SplitAbort(Submitted e, in MeldOutcome outcome, SimulationResult result, SimulationConfig cfg, Submitted? partner = null)
+    {
+        if (outcome.Committed || outcome.Cause != AbortCause.SplitPhase)
+        {
+            return false;
+        }
+
+        var k = outcome.ConflictKey!;
+        Require(cfg.SplitPhaseLength > 0 && (Touches(e.Rec, k) || partner is not null && Touches(partner.Rec, k)), cfg, e.T, e.Log, $"meld aborted #{e.Ordinal} on split key {Keys.Format(k)}, which the transaction{(partner is null ? "" : " and its group partner")} did not read or write");
+        result.SplitAborts++;
+        return true;
+    }
+
+    private static bool Touches(TransactionRecord r, byte[] k) =>
+        r.Reads.Contains(k) || r.AbsentReads.Contains(k) || r.Ranges.Any(x => x.Contains(k)) || r.Writes.ContainsKey(k) || r.WritesAfterOperations(k) || r.DoomedKeys.Contains(k);
 
     /// <summary>True when <paramref name="second"/> depends on a key <paramref name="first"/> wrote (reached the log).</summary>
     private static bool DependsOn(TransactionRecord second, TransactionRecord first, out byte[]? key)
@@ -672,9 +809,24 @@ internal static partial class LogSimulation
         }
     }
 
-    private static void Check(Database db, ReferenceModel model, long ordinal, SimulationConfig cfg, int t, StringBuilder log)
+    private static void Check(Database db, ReferenceModel model, long ordinal, SimulationConfig cfg, int t, StringBuilder log, Doppel.SplitPhaseTable? table)
     {
         var root = db.Current.Root;
+        if (table is not null)
+        {
+            var current = db.Current;
+            // A state of the running phase names its split keys; an older one (nothing committed
+            // since the phase began) is exact, so the table has changed nothing yet.
+            var ok = current.IsReconciled ? current.SplitKeys is null
+                : current.Sequence >= table.PhaseStart ? ReferenceEquals(current.SplitKeys, table.SplitKeys)
+                : table.ChangedKeys.Count == 0;
+            Require(ok, cfg, t, log, $"state #{current.Sequence} names the wrong split keys (phase from #{table.PhaseStart})");
+            foreach (var k in table.ChangedKeys)
+            {
+                Require(table.SplitKeys is { } split && split.Contains(k), cfg, t, log, $"key {Keys.Format(k)} changed in the table but is not split");
+            }
+        }
+
         try
         {
             TreeInspector.ValidateState(root);
@@ -685,6 +837,24 @@ internal static partial class LogSimulation
         }
 
         var actual = TreeInspector.Contents(root);
+        if (table is not null && table.ChangedKeys.Count > 0)
+        {
+            // Inside a split phase the state is the tree with the table's running values on top.
+            var logical = new SortedDictionary<byte[], byte[]>(Keys.Comparer);
+            foreach (var (k, v) in actual)
+            {
+                logical[k] = v;
+            }
+
+            foreach (var k in table.ChangedKeys)
+            {
+                table.TryGetChanged(k, out var v);
+                logical[k] = v!;
+            }
+
+            actual = logical.ToList();
+        }
+
         if (cfg.CommutativePercent > 0)
         {
             // Escrow keys get only bounded Adds and writes inside the bounds: no state may hold
@@ -716,7 +886,10 @@ internal static partial class LogSimulation
     }
 
     private static void Fail(SimulationConfig cfg, int t, StringBuilder log, string what) =>
-        throw new InvalidOperationException($"{what}\n  at transaction {t} of {cfg}\n  ops: {log}\n{t_debug}");
+        throw new InvalidOperationException($"{what}\n  at transaction {t} of {cfg}\n  ops: {log}\n{t_debug}{Reconciliations()}");
+
+    private static string Reconciliations() =>
+        t_reconciled is { Count: > 0 } r ? "reconciled: " + string.Join(", ", r.TakeLast(12).Select(x => $"{Keys.Format(x.Key)}@{x.Ordinal}")) + "\n" : "";
 
     [ThreadStatic]
     private static string? t_debug;
