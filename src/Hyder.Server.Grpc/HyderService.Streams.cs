@@ -94,7 +94,7 @@ public sealed partial class HyderService
                         }
 
                         var operation = Messages.ToEngine(request.Operation, _limits, "operation");
-                        var result = Messages.ToMessage(transaction.Execute(operation));
+                        var result = Messages.ToMessage(await transaction.ExecuteAsync(operation, cancellationToken).ConfigureAwait(false));
                         await responses.WriteAsync(new V1.TransactResponse { Result = result }).ConfigureAwait(false);
                         break;
                     case V1.TransactRequest.RequestOneofCase.Commit:

@@ -65,6 +65,7 @@ public static class HyderServiceBinding
         EngineErrorCode.ResourceExhausted => StatusCode.ResourceExhausted,
         EngineErrorCode.Unavailable => StatusCode.Unavailable,
         EngineErrorCode.FailedPrecondition => StatusCode.FailedPrecondition,
+        EngineErrorCode.Aborted => StatusCode.Aborted,
         _ => StatusCode.Internal,
     };
 

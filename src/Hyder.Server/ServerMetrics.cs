@@ -97,6 +97,9 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>Checkpoints this server wrote.</summary>
     public long Checkpoints => Volatile.Read(ref _counts[(int)Counter.Checkpoints]);
 
+    /// <summary>Transactions (or interactive operations) that met a split key inside a phase and waited for the reconciled state (Doppel's stash).</summary>
+    public long Stashed => Volatile.Read(ref _counts[(int)Counter.Stashed]);
+
     /// <summary>Counts <paramref name="n"/> events; any thread (executors, reader, deserializers and background work all count).</summary>
     internal void Add(Counter counter, long n = 1) => Interlocked.Add(ref _counts[(int)counter], n);
 
@@ -168,5 +171,6 @@ internal enum Counter
     Flushes,
     FlushedNodes,
     Checkpoints,
+    Stashed,
     Count,
 }

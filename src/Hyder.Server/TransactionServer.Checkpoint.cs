@@ -54,7 +54,7 @@ public sealed partial class TransactionServer
             }
 
             var state = barrier.State!;
-            var info = new CheckpointInfo(barrier.Ordinal, state.Sequence, marker.Position + 1, sequences);
+            var info = new CheckpointInfo(barrier.Ordinal, state.Sequence, marker.Position + 1, sequences) { SplitKeys = state.FollowingSplitKeys?.Items ?? [] };
             var encoded = await Task.Run(() => Blocks.EncodeCheckpoint(state, info.Encode(), _settings.BlockSize)).ConfigureAwait(false);
             var positions = new long[encoded.Parts.Count];
             for (var i = 0; i < positions.Length; i++)

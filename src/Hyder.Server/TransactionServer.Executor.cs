@@ -1,7 +1,9 @@
 using System.Runtime.CompilerServices;
+using Hyder.Log;
 using Hyder.Server.Core;
 using Hyder.Server.Engine;
 using Hyder.Tree;
+using SplitKeyReadException = Hyder.Tree.Commutative.SplitKeyReadException;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Memory;
 using Hyder.Tree.Serialization;
@@ -20,7 +22,7 @@ public sealed partial class TransactionServer
         var writes = false;
         foreach (var op in operations)
         {
-            writes |= op.Kind is OperationKind.Put or OperationKind.Delete;
+            writes |= op.Kind is not (OperationKind.Get or OperationKind.Scan);
         }
 
         if (writes)
@@ -31,22 +33,34 @@ public sealed partial class TransactionServer
         var admitted = writes;
         try
         {
-            var tx = _db.Begin(isolation);
             Intention? intention;
             var results = new OperationResult[operations.Count];
-            var snapshot = tx.Snapshot.Sequence;
-            try
+            long snapshot;
+            long? stashedAfter = null;
+            while (true)
             {
-                for (var i = 0; i < results.Length; i++)
+                var tx = stashedAfter is { } after ? await BeginReconciledAsync(isolation, after, null, cancellationToken).ConfigureAwait(false) : BeginTransaction(isolation, null);
+                snapshot = tx.Snapshot.Sequence;
+                try
                 {
-                    results[i] = Run(tx, operations[i], Limits);
-                }
+                    for (var i = 0; i < results.Length; i++)
+                    {
+                        results[i] = Run(tx, operations[i], Limits);
+                    }
 
-                intention = tx.Complete();
-            }
-            finally
-            {
-                tx.Dispose();
+                    intention = tx.Complete();
+                    break;
+                }
+                catch (SplitKeyReadException e)
+                {
+                    // Doppel's stash (docs/doppel.md): run again on the state after the next reconciliation.
+                    _metrics.Add(Counter.Stashed);
+                    stashedAfter = e.SnapshotSequence;
+                }
+                finally
+                {
+                    tx.Dispose();
+                }
             }
 
             if (intention is null)
@@ -77,7 +91,74 @@ public sealed partial class TransactionServer
         }
 
         // An interactive transaction's operations arrive on any thread: it gets a pool of its own.
-        return new InteractiveTransaction(this, _db.Begin(isolation, new NodePool(64)));
+        return new InteractiveTransaction(this, BeginTransaction(isolation, new NodePool(64)));
+    }
+
+    /// <summary>A transaction on the last committed state, running commutative operations as the cluster's settings say.</summary>
+    internal Transaction BeginTransaction(IsolationLevel isolation, NodePool? pool)
+    {
+        var tx = _db.Begin(isolation, pool);
+        tx.CommutativeMode = _commutativeMode;
+        return tx;
+    }
+
+    /// <summary>
+    /// A transaction on a reconciled state newer than state #<paramref name="after"/>, for one that
+    /// had to leave a state inside a split phase (Doppel's stash, docs/doppel.md). Waits for the
+    /// phase to end; when nothing ends it soon (a quiet log), appends a filler, which ends a phase.
+    /// </summary>
+    internal async ValueTask<Transaction> BeginReconciledAsync(IsolationLevel isolation, long after, NodePool? pool, CancellationToken cancellationToken)
+    {
+        var reconciled = _db.WhenReconciledAfter(after);
+        if (!reconciled.IsCompleted)
+        {
+            var waited = await Task.WhenAny(reconciled, Task.Delay(_options.FillerAfter, cancellationToken)).ConfigureAwait(false);
+            if (waited != reconciled)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                RequestPhaseEnd(after);
+            }
+
+            await reconciled.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        ThrowIfStopping();
+        var state = _db.PinReconciled() ?? _db.PinCurrent();
+        try
+        {
+            var tx = _db.BeginAt(state, isolation, pool);
+            tx.CommutativeMode = _commutativeMode;
+            return tx;
+        }
+        finally
+        {
+            _db.Release(state);
+        }
+    }
+
+    /// <summary>Appends one filler per stashed state, so a quiet log still reaches the end of the split phase.</summary>
+    private void RequestPhaseEnd(long after)
+    {
+        var previous = Volatile.Read(ref _phaseEndRequested);
+        if (previous >= after || Interlocked.CompareExchange(ref _phaseEndRequested, after, previous) != previous)
+        {
+            return;
+        }
+
+        _metrics.Add(Counter.Fillers);
+        _ = AppendFillerAsync();
+
+        async Task AppendFillerAsync()
+        {
+            try
+            {
+                await _log.AppendAsync(Blocks.Control(Cluster.ControlKind.Filler, []), _stop.Token).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or SharedLogException)
+            {
+                // Stopping, or the log failed: the reader reports the failure; waiters see it as a stop.
+            }
+        }
     }
 
     /// <inheritdoc/>

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Hyder.Doppel;
 using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
@@ -49,6 +50,12 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private int _pendingControl;
     private readonly long _settingsPosition;
 
+    /// <summary>How commutative operations run: the cluster's Doppel setting (docs/doppel.md).</summary>
+    private readonly Tree.Commutative.CommutativeMode _commutativeMode;
+
+    /// <summary>The last state after which this server asked for a phase end with a filler.</summary>
+    private long _phaseEndRequested = -1;
+
     private Task _reader = Task.CompletedTask;
     private Task _maintenance = Task.CompletedTask;
     private Thread[] _deserializers = [];
@@ -71,6 +78,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _options = options;
         _settings = settings;
         _settingsPosition = settingsPosition;
+        _commutativeMode = settings.CommutativeOperations ? Tree.Commutative.CommutativeMode.Operations : Tree.Commutative.CommutativeMode.ReadModifyWrite;
         _logger = logger;
         _broadcast = broadcast;
         _db = db;
@@ -158,6 +166,15 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         else
         {
             db = new Database();
+        }
+
+        // Split phases (docs/doppel.md): a checkpoint's barrier ends a phase, so a restarted server
+        // starts the next one where its peers did, splitting the keys the checkpoint names.
+        if (settings.SplitPhases is { Enabled: true } split)
+        {
+            db.SplitPhases = restart is { } rs
+                ? new SplitPhaseTable(split, rs.Info.Barrier + 1, rs.Info.SplitKeys)
+                : new SplitPhaseTable(split);
         }
 
         var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);

@@ -243,6 +243,7 @@ public sealed class Database
             {
                 var s = PinCurrent();
                 s.IsReconciled = true;
+                s.FollowingSplitKeys = value.SplitKeys;
                 _reconciled = s;
             }
         }
@@ -322,6 +323,7 @@ public sealed class Database
             next.Displaced = displaced;
             next.IsReconciled = reconciled;
             next.SplitKeys = reconciled ? null : phases?.SplitKeys;
+            next.FollowingSplitKeys = reconciled ? phases!.SplitKeys : null;
             lcs.Newer = next;
             Volatile.Write(ref _current, next);
             if (reconciled)

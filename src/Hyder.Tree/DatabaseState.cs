@@ -35,6 +35,12 @@ public sealed class DatabaseState
     /// <summary>True for the state published at the end of a split phase, after reconciliation.</summary>
     public bool IsReconciled { get; internal set; }
 
+    /// <summary>
+    /// For a reconciled state, the keys split in the phase that starts after it (null: none): what
+    /// a server restarted from a checkpoint of this state needs to split the same keys as its peers.
+    /// </summary>
+    public SplitKeySet? FollowingSplitKeys { get; internal set; }
+
     /// <summary>Makes a retired state object (no pins, unreachable) describe a new state.</summary>
     internal void Reuse(Node? root, long sequence)
     {
@@ -47,6 +53,7 @@ public sealed class DatabaseState
         Sequence = sequence;
         SplitKeys = null;
         IsReconciled = false;
+        FollowingSplitKeys = null;
         _retiring = false;
     }
 

@@ -1,31 +1,77 @@
 using Hyder.Server.Engine;
 using Hyder.Tree;
+using SplitKeyReadException = Hyder.Tree.Commutative.SplitKeyReadException;
 
 namespace Hyder.Server.Core;
 
 /// <summary>An interactive transaction of a <see cref="TransactionServer"/>: one operation at a time, then commit.</summary>
+/// <remarks>
+/// Doppel's stash (docs/doppel.md, "Split phases"): an operation that meets a key split in the
+/// snapshot's phase waits for the next reconciled state, replays the operations already answered
+/// on it and goes on there when every answer is the same (the client cannot tell); otherwise the
+/// transaction aborts (<see cref="EngineErrorCode.Aborted"/>, retryable).
+/// </remarks>
 internal sealed class InteractiveTransaction(TransactionServer server, Transaction tx) : IInteractiveTransaction
 {
     private readonly Lock _lock = new();
-    private int _operations;
+    private readonly List<(Operation Operation, OperationResult Result)> _done = [];
+    private Transaction _tx = tx;
     private bool _finished;
 
-    public long SnapshotSequence { get; } = tx.Snapshot.Sequence;
+    public long SnapshotSequence => _tx.Snapshot.Sequence;
 
-    public IsolationLevel Isolation => tx.Isolation;
+    public IsolationLevel Isolation => _tx.Isolation;
 
-    public OperationResult Execute(Operation operation)
+    public OperationResult Execute(Operation operation) => ExecuteAsync(operation).AsTask().GetAwaiter().GetResult();
+
+    public async ValueTask<OperationResult> ExecuteAsync(Operation operation, CancellationToken cancellationToken = default)
     {
         RequestChecks.Operation(operation, server.Limits);
+        long stashedAfter;
         lock (_lock)
         {
             EnsureOpen();
-            if (++_operations > server.Limits.MaxOperations)
+            if (_done.Count >= server.Limits.MaxOperations)
             {
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"more than {server.Limits.MaxOperations} operations in one transaction");
             }
 
-            return TransactionServer.Run(tx, operation, server.Limits);
+            try
+            {
+                return Done(operation, TransactionServer.Run(_tx, operation, server.Limits));
+            }
+            catch (SplitKeyReadException e)
+            {
+                stashedAfter = e.SnapshotSequence;
+            }
+        }
+
+        server.Metrics.Add(Counter.Stashed);
+        var fresh = await server.BeginReconciledAsync(_tx.Isolation, stashedAfter, new Tree.Memory.NodePool(64), cancellationToken).ConfigureAwait(false);
+        lock (_lock)
+        {
+            try
+            {
+                EnsureOpen();
+                foreach (var (op, answered) in _done)
+                {
+                    if (!Same(TransactionServer.Run(fresh, op, server.Limits), answered))
+                    {
+                        Abort();
+                        throw new EngineException(
+                            EngineErrorCode.Aborted,
+                            $"the transaction met a key split in its snapshot's phase (state #{stashedAfter}) and an earlier answer differs on the reconciled state #{fresh.Snapshot.Sequence}: retry it");
+                    }
+                }
+
+                var result = TransactionServer.Run(fresh, operation, server.Limits);
+                (fresh, _tx) = (_tx, fresh);
+                return Done(operation, result);
+            }
+            finally
+            {
+                fresh.Dispose();
+            }
         }
     }
 
@@ -37,9 +83,9 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             EnsureOpen();
             server.ThrowIfStopping();
             _finished = true;
-            if (!tx.HasWrites)
+            if (!_tx.HasWrites)
             {
-                tx.Complete();
+                _tx.Complete();
                 server.Metrics.Add(Counter.ReadOnlyCommits);
                 return new TransactionOutcome(TransactionStatus.Committed, Tree.Meld.AbortCause.None, null, 0, SnapshotSequence, []);
             }
@@ -51,11 +97,11 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         }
         catch
         {
-            tx.Dispose();
+            _tx.Dispose();
             throw;
         }
 
-        intention = tx.Complete();
+        intention = _tx.Complete();
         return await server.AppendAndWaitAsync(intention!, SnapshotSequence, [], cancellationToken).ConfigureAwait(false);
     }
 
@@ -66,7 +112,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             if (!_finished)
             {
                 _finished = true;
-                tx.Dispose();
+                _tx.Dispose();
             }
         }
     }
@@ -75,6 +121,31 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
     {
         Abort();
         return ValueTask.CompletedTask;
+    }
+
+    private OperationResult Done(Operation operation, OperationResult result)
+    {
+        _done.Add((operation, result));
+        return result;
+    }
+
+    /// <summary>True when two answers to one operation are the same (found, value, rows).</summary>
+    private static bool Same(OperationResult a, OperationResult b)
+    {
+        if (a.Found != b.Found || !a.Value.AsSpan().SequenceEqual(b.Value) || (a.Rows?.Count ?? 0) != (b.Rows?.Count ?? 0))
+        {
+            return false;
+        }
+
+        for (var i = 0; i < (a.Rows?.Count ?? 0); i++)
+        {
+            if (!a.Rows![i].Key.AsSpan().SequenceEqual(b.Rows![i].Key) || !a.Rows[i].Value.AsSpan().SequenceEqual(b.Rows[i].Value))
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     private void EnsureOpen()

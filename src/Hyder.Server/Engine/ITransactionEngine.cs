@@ -56,7 +56,14 @@ public interface IInteractiveTransaction : IAsyncDisposable
     IsolationLevel Isolation { get; }
 
     /// <summary>Runs one operation on the snapshot (and the transaction's own writes).</summary>
+    /// <remarks>May block while the transaction waits for a split phase to end (docs/doppel.md); prefer <see cref="ExecuteAsync"/>.</remarks>
     OperationResult Execute(Operation operation);
+
+    /// <summary>
+    /// Runs one operation; when it meets a key split in the snapshot's phase, it waits for the
+    /// reconciled state without blocking a thread (docs/doppel.md, "Split phases").
+    /// </summary>
+    ValueTask<OperationResult> ExecuteAsync(Operation operation, CancellationToken cancellationToken = default) => ValueTask.FromResult(Execute(operation));
 
     /// <summary>Commits: appends the intention (if any) and waits for the local final meld's decision.</summary>
     ValueTask<TransactionOutcome> CommitAsync(CancellationToken cancellationToken = default);
@@ -187,6 +194,9 @@ public enum EngineErrorCode
 
     /// <summary>The operation does not fit the transaction's state (e.g. used after commit).</summary>
     FailedPrecondition,
+
+    /// <summary>The interactive transaction aborted before its commit (a split key met mid-way, docs/doppel.md); retry it.</summary>
+    Aborted,
 }
 
 /// <summary>A request the engine refused, with the reason.</summary>
