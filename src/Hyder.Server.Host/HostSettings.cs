@@ -23,6 +23,11 @@ internal static class SettingKeys
     public const string GroupMeld = "Cluster:GroupMeld";
     public const string BlockSize = "Cluster:BlockSize";
     public const string StateWindow = "Cluster:StateWindow";
+    public const string Commutative = "Cluster:Commutative";
+    public const string SplitPhase = "Cluster:SplitPhase";
+    public const string HotThreshold = "Cluster:HotThreshold";
+    public const string MaxSplitKeys = "Cluster:MaxSplitKeys";
+    public const string HotKeys = "Cluster:HotKeys";
     public const string MaxInFlight = "MaxInFlight";
     public const string CheckpointEvery = "CheckpointEvery";
     public const string MaxKeyBytes = "Limits:MaxKeyBytes";
@@ -51,6 +56,11 @@ internal static class SettingKeys
         GroupMeld => "--group-meld",
         BlockSize => "--block-size",
         StateWindow => "--state-window",
+        Commutative => "--commutative",
+        SplitPhase => "--split-phase",
+        HotThreshold => "--hot-threshold",
+        MaxSplitKeys => "--max-split-keys",
+        HotKeys => "--hot-keys",
         MaxInFlight => "--max-in-flight",
         CheckpointEvery => "--checkpoint-every",
         MaxKeyBytes => "--max-key-bytes",
@@ -135,7 +145,26 @@ internal sealed class HostSettings
             GroupMeld = Bool(c, SettingKeys.GroupMeld, false),
             BlockSize = Int(c, SettingKeys.BlockSize, 8192, 256, 1 << 20),
             StateWindow = Int(c, SettingKeys.StateWindow, 1 << 14, 16, int.MaxValue),
+            CommutativeOperations = (Text(c, SettingKeys.Commutative) ?? "on") switch
+            {
+                "on" => true,
+                "off" => false,
+                var other => throw Bad(SettingKeys.Commutative, $"'{other}' is not on or off."),
+            },
+            SplitPhaseLength = Int(c, SettingKeys.SplitPhase, 0, 0, Doppel.SplitPhaseOptions.MaxPhaseLength),
+            HotThreshold = Int(c, SettingKeys.HotThreshold, 64, 1, int.MaxValue),
+            MaxSplitKeys = Int(c, SettingKeys.MaxSplitKeys, 16, 0, Doppel.SplitPhaseOptions.MaxSplitKeysLimit),
+            HotKeys = Text(c, SettingKeys.HotKeys) ?? "",
         };
+        try
+        {
+            cluster.Validate();
+        }
+        catch (ArgumentException e)
+        {
+            throw Bad(e.ParamName == nameof(ClusterSettings.SplitPhaseLength) ? SettingKeys.SplitPhase : SettingKeys.HotKeys, e.Message);
+        }
+
         var defaults = new EngineLimits();
         var limits = new EngineLimits
         {

@@ -105,6 +105,10 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--fsync", "--embedded --fsync sometimes")]
     [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0")]
     [InlineData("--no-such-option", "--embedded --no-such-option")]
+    [InlineData("--commutative", "--embedded --commutative maybe")]
+    [InlineData("--split-phase", "--embedded --split-phase -5")]
+    [InlineData("--split-phase", "--embedded --split-phase 64 --commutative off")]
+    [InlineData("--hot-keys", "--embedded --split-phase 64 --hot-keys 0A,xyz")]
     public async Task BadConfigurationExitsWithTwoAndNamesTheOption(string option, string commandLine)
     {
         var (code, text) = await ServerProcess.RunAsync(null, commandLine.Split(' '));

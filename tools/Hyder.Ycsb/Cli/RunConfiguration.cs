@@ -158,7 +158,7 @@ internal sealed class RunConfiguration
     /// <summary>The embedded cluster's settings; null for other targets, which must not be given them.</summary>
     private EmbeddedClusterSettings? EmbeddedSettings(ParseResult parse, bool run)
     {
-        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.Data, O.Fsync];
+        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync];
         if (TargetName != "embedded")
         {
             if (embeddedOnly.FirstOrDefault(o => parse.GetResult(o) is { Implicit: false }) is { } given)
@@ -183,10 +183,22 @@ internal sealed class RunConfiguration
             throw new UsageException("--distance needs --premeld-threads above 0.");
         }
 
+        var splitPhase = Between(parse, O.SplitPhase, 0, global::Hyder.Doppel.SplitPhaseOptions.MaxPhaseLength);
+        var hotThreshold = Between(parse, O.HotThreshold, 1, int.MaxValue);
+        if (splitPhase > 0 && !parse.GetValue(O.Commutative))
+        {
+            throw new UsageException("--split-phase stages commutative operations: add --commutative.");
+        }
+
+        if (splitPhase == 0 && parse.GetResult(O.HotThreshold) is { Implicit: false })
+        {
+            throw new UsageException("--hot-threshold needs --split-phase above 0.");
+        }
+
         return new EmbeddedClusterSettings
         {
             Servers = servers,
-            Cluster = new ClusterSettings { PremeldThreads = threads, Distance = threads > 0 ? distance : 0, GroupMeld = parse.GetValue(O.GroupMeld) },
+            Cluster = new ClusterSettings { PremeldThreads = threads, Distance = threads > 0 ? distance : 0, GroupMeld = parse.GetValue(O.GroupMeld), SplitPhaseLength = splitPhase, HotThreshold = hotThreshold },
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = parse.GetValue(O.Fsync) == "group",
             Commutative = parse.GetValue(O.Commutative),

@@ -25,6 +25,10 @@ internal static class YcsbOptions
 
     public static readonly Option<bool> Commutative = new("--commutative") { Description = "Send Add (incr1, like) to the embedded cluster as Hyder's commutative operation, which never conflicts with another Add, instead of a read-modify-write (docs/doppel.md)." };
 
+    public static readonly Option<int> SplitPhase = new("--split-phase") { Description = "Doppel's split phases in the embedded cluster: a phase every N ordinals, hot keys' operations staged beside the tree and reconciled at its end (with --commutative; docs/doppel.md). Default 0: off.", DefaultValueFactory = _ => 0 };
+
+    public static readonly Option<int> HotThreshold = new("--hot-threshold") { Description = "With --split-phase: operations on a key in a phase that make it split in the next (default 64).", DefaultValueFactory = _ => 64 };
+
     public static readonly Option<string?> Data = new("--data") { Description = "Keep the embedded cluster's log in this directory (kept after the run; a later run without --load continues on it)." };
 
     public static readonly Option<string> Fsync = new("--fsync")
@@ -108,7 +112,7 @@ internal static class YcsbOptions
     /// <summary>Options both commands take.</summary>
     public static readonly Option[] Common =
     [
-        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
         WriteShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];

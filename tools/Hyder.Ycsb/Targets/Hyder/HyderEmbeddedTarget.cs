@@ -37,7 +37,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     }
 
     public string Description => string.Create(System.Globalization.CultureInfo.InvariantCulture,
-        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? "group commit" : "off")}, Add as {(_settings.Commutative ? "a commutative operation" : "a read-modify-write")}");
+        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? "group commit" : "off")}, Add as {(_settings.Commutative ? "a commutative operation" : "a read-modify-write")}{(_settings.Cluster.SplitPhaseLength > 0 ? $", split phases of {_settings.Cluster.SplitPhaseLength} ordinals (hot at {_settings.Cluster.HotThreshold} operations)" : "")}");
 
     /// <summary>The servers (for tests).</summary>
     public IReadOnlyList<TransactionServer> Servers => _servers;
@@ -174,15 +174,15 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     {
         private IInteractiveTransaction? _tx;
 
-        public override ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+        public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
         {
             if (!commutative)
             {
-                return base.AddAsync(space, key, delta, cancellationToken);
+                await base.AddAsync(space, key, delta, cancellationToken).ConfigureAwait(false);
+                return;
             }
 
-            Open.Execute(Operation.Add(HyderKeys.Encode(space, key.Span), delta));
-            return ValueTask.CompletedTask;
+            await Open.ExecuteAsync(Operation.Add(HyderKeys.Encode(space, key.Span), delta), cancellationToken).ConfigureAwait(false);
         }
 
         public override ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)
@@ -217,23 +217,22 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
 
         public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
 
-        protected override ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken)
+        // ExecuteAsync: an operation that meets a key split in the snapshot's phase waits for the
+        // reconciled state without blocking a thread (docs/doppel.md, "Split phases").
+        protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken)
         {
-            var result = Open.Execute(Operation.Get(key));
-            return ValueTask.FromResult(result.Found ? result.Value : null);
+            var result = await Open.ExecuteAsync(Operation.Get(key), cancellationToken).ConfigureAwait(false);
+            return result.Found ? result.Value : null;
         }
 
-        protected override ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken)
-        {
-            Open.Execute(Operation.Put(key, value));
-            return ValueTask.CompletedTask;
-        }
+        protected override async ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken) =>
+            await Open.ExecuteAsync(Operation.Put(key, value), cancellationToken).ConfigureAwait(false);
 
-        protected override ValueTask<bool> DeleteKeyAsync(byte[] key, CancellationToken cancellationToken) =>
-            ValueTask.FromResult(Open.Execute(Operation.Delete(key)).Found);
+        protected override async ValueTask<bool> DeleteKeyAsync(byte[] key, CancellationToken cancellationToken) =>
+            (await Open.ExecuteAsync(Operation.Delete(key), cancellationToken).ConfigureAwait(false)).Found;
 
-        protected override ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken) =>
-            ValueTask.FromResult(Open.Execute(Operation.Scan(low, high, limit)).Rows?.Count ?? 0);
+        protected override async ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken) =>
+            (await Open.ExecuteAsync(Operation.Scan(low, high, limit), cancellationToken).ConfigureAwait(false)).Rows?.Count ?? 0;
 
         private IInteractiveTransaction Open => _tx ?? throw new InvalidOperationException("No transaction is open.");
     }
