@@ -61,6 +61,12 @@ public sealed class SplitPhaseTable : ISplitPhases
     /// <inheritdoc/>
     public IReadOnlyList<byte[]> ChangedKeys => _changed;
 
+    /// <inheritdoc/>
+    public bool IsSplit(byte[] key) => _split is { } split && split.Contains(key);
+
+    /// <inheritdoc/>
+    public bool IsChanged(byte[] key) => _entries.TryGetValue(key, out var e) && e.Changed;
+
     /// <summary>The keys the last reconciliation wrote into the tree, ascending.</summary>
     public IReadOnlyList<byte[]> LastReconciledKeys { get; private set; } = [];
 

@@ -46,6 +46,12 @@ public interface ISplitTable
     /// <summary>The intention aborted (or was rejected): drop what it staged.</summary>
     void Abort(long ordinal);
 
+    /// <summary>True when <paramref name="key"/> is split in the running phase (its operations go to the table).</summary>
+    bool IsSplit(byte[] key);
+
+    /// <summary>True when <paramref name="key"/> is one of <see cref="ChangedKeys"/>: the table does not need the tree's value of it.</summary>
+    bool IsChanged(byte[] key);
+
     /// <summary>
     /// The keys whose value in the table differs from the tree's, because committed operations
     /// were staged on them in this phase (any order). Empty most of the time between phases.

@@ -150,6 +150,59 @@ public sealed partial class MeldOperator
     }
 
     /// <summary>
+    /// True when every node of the intention is a path node or carries operations only, on a split
+    /// key: the intention changes nothing but the side table, so final meld stages its lists
+    /// without walking the state (no conflict is possible: operations never conflict).
+    /// </summary>
+    private bool OnlySplitOperations(Node? n, ISplitTable table)
+    {
+        if (n is null || !Inside(n))
+        {
+            return true;
+        }
+
+        _outcome.IntentionNodesVisited++;
+        if ((n.Flags & (NodeFlags.Altered | NodeFlags.DependsOn | NodeFlags.DependsOnTree)) != 0 || (n.HasOperations && !table.IsSplit(n.Key)))
+        {
+            return false;
+        }
+
+        return OnlySplitOperations(n.Left, table) && OnlySplitOperations(n.Right, table);
+    }
+
+    /// <summary>Stages every list of an intention <see cref="OnlySplitOperations"/> accepted; true (a conflict) when one fails.</summary>
+    private bool StageAll(Node? n, Node? state, ISplitTable table)
+    {
+        if (n is null || !Inside(n))
+        {
+            return false;
+        }
+
+        if (n.HasOperations)
+        {
+            _outcome.OperationNodes++;
+            var visits = 0;
+            var current = table.IsChanged(n.Key) ? null : Keys.Find(state, n.Key, ref visits)?.Payload;
+            _outcome.StateNodesVisited += visits;
+            _staged = true;
+            switch (table.Stage(n.Key, n.Payload, current, _intention.Ordinal))
+            {
+                case SplitStatus.Staged:
+                    break;
+                case SplitStatus.BoundViolated:
+                    return Conflict(AbortCause.BoundViolated, n.Key);
+                case SplitStatus.TypeMismatch:
+                    return Conflict(AbortCause.TypeMismatch, n.Key);
+                default:
+                    ThrowHelper.ThrowInvariant($"the split table refused the operations on split key {Keys.Format(n.Key)}");
+                    break;
+            }
+        }
+
+        return StageAll(n.Left, state, table) || StageAll(n.Right, state, table);
+    }
+
+    /// <summary>
     /// True when the intention's tree reads or writes <paramref name="key"/>, or a scanned range on
     /// the path to it covers it (a range hangs on its lowest common ancestor, so it lies on the path
     /// to every key it covers). Only the intention's own nodes are looked at.

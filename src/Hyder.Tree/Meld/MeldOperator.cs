@@ -270,6 +270,20 @@ public sealed partial class MeldOperator
             return null;
         }
 
+        // Operations on split keys and nothing else: staged without visiting the state (Doppel §5).
+        if (_apply && !_intentionMode && SplitTable is { } split && i.HasOperations && i.Deletes.Length == 0 && i.RootRanges.Length == 0
+            && i.SecondRootRanges.Length == 0 && OnlySplitOperations(i.Root, split))
+        {
+            if (StageAll(i.Root, lcs.Root, split))
+            {
+                return null;
+            }
+
+            _outcome.Committed = true;
+            _outcome.StagedOnly = true;
+            return lcs.Root;
+        }
+
         // Serial intention: its snapshot is the last committed state, so its tree is the new state.
         // A premeld output is serial only when premeld left nothing to check: no deferred check
         // and no range moved to its root (premeld moves a range once it has looked at part of it).

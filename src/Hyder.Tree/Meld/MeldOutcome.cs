@@ -97,6 +97,9 @@ public struct MeldOutcome
     /// <summary>Intentions between the snapshot and this intention.</summary>
     public long ConflictZoneLength;
 
+    /// <summary>Operations on split keys only: staged in the side table, the state not walked.</summary>
+    public bool StagedOnly;
+
     /// <summary>True when the intention was serial (empty conflict zone): its root became the state.</summary>
     public bool Serial;
 
@@ -143,6 +146,9 @@ public sealed class MeldCounters
     /// <summary>Serial intentions (fast path).</summary>
     public long Serial;
 
+    /// <summary>Intentions of operations on split keys only, staged without walking the state (Doppel §5).</summary>
+    public long StagedOnly;
+
     /// <summary>Adds one meld's figures.</summary>
     public void Add(in MeldOutcome o)
     {
@@ -165,12 +171,17 @@ public sealed class MeldCounters
         {
             Serial++;
         }
+
+        if (o.StagedOnly)
+        {
+            StagedOnly++;
+        }
     }
 
     /// <summary>Sets every total back to zero.</summary>
     public void Reset()
     {
-        Melds = Commits = IntentionNodesVisited = StateNodesVisited = EphemeralNodesCreated = OperationNodes = ConflictZoneTotal = Serial = 0;
+        Melds = Commits = IntentionNodesVisited = StateNodesVisited = EphemeralNodesCreated = OperationNodes = ConflictZoneTotal = Serial = StagedOnly = 0;
         Array.Clear(AbortsByCause);
     }
 }

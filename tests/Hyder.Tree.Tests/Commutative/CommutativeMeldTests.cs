@@ -408,6 +408,11 @@ public sealed class CommutativeMeldTests
 
         public IReadOnlyList<byte[]> ChangedKeys => [];
 
+        // Always through the tree's recursion (IsSplit false), so the test sees Stage offered every list.
+        public bool IsSplit(byte[] k) => false;
+
+        public bool IsChanged(byte[] k) => false;
+
         public SplitStatus Stage(byte[] k, ReadOnlySpan<byte> operations, byte[]? current, long ordinal)
         {
             if (!k.AsSpan().SequenceEqual(key))

@@ -79,6 +79,7 @@ public sealed class SimulationResult
     public int SplitAborts;
     public int ReconciledAborts;
     public long StagedOperations;
+    public long StagedOnly;
     public long Phases;
     public long ReconciledKeys;
     public readonly List<ulong> StateHashes = [];
@@ -457,6 +458,7 @@ internal static partial class LogSimulation
 
             Check(db, model, db.LastAppended, cfg, cfg.Transactions, new StringBuilder(), table);
             result.StagedOperations = table?.StagedOperations ?? 0;
+            result.StagedOnly = db.FinalMeld.Counters.StagedOnly;
             result.Phases = table?.Phases ?? 0;
             result.ReconciledKeys = table?.ReconciledKeys ?? 0;
             result.Premelded = pipeline?.Premelded ?? 0;
