@@ -174,14 +174,14 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     {
         private IInteractiveTransaction? _tx;
 
-        public override ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+        public override ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken)
         {
             if (!commutative)
             {
-                return base.AddAsync(space, key, delta, cancellationToken);
+                return base.AddAsync(space, key, delta, min, max, cancellationToken);
             }
 
-            Open.Execute(Operation.Add(HyderKeys.Encode(space, key.Span), delta));
+            Open.Execute(Operation.Add(HyderKeys.Encode(space, key.Span), delta, min, max));
             return ValueTask.CompletedTask;
         }
 
