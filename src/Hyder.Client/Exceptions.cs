@@ -36,8 +36,12 @@ public class HyderException : Exception
     public StatusCode StatusCode { get; }
 }
 
-/// <summary>The transaction aborted: nothing it wrote was applied. Retrying it may succeed.</summary>
-public sealed class TransactionAbortedException : HyderException
+/// <summary>
+/// The transaction aborted: nothing it wrote was applied. Retrying it may succeed when
+/// <see cref="IsRetryable"/> (a conflict); <see cref="BoundViolatedException"/> and
+/// <see cref="TypeMismatchException"/> are not retried by <see cref="HyderClient.ReadWriteAsync(Func{HyderTransaction, Task}, IsolationLevel, CancellationToken)"/>.
+/// </summary>
+public class TransactionAbortedException : HyderException
 {
     /// <summary>Creates an exception.</summary>
     public TransactionAbortedException()
@@ -85,6 +89,88 @@ public sealed class TransactionAbortedException : HyderException
 
     /// <summary>The committed state the transaction read.</summary>
     public long SnapshotSequence { get; }
+
+    /// <summary>
+    /// True when running the transaction again may commit: a conflict with a concurrent
+    /// transaction, a snapshot too old. False for <see cref="AbortCause.BoundViolated"/> and
+    /// <see cref="AbortCause.TypeMismatch"/>, which the data causes: the same transaction on the
+    /// same data fails the same way.
+    /// </summary>
+    public bool IsRetryable => Cause is not (AbortCause.BoundViolated or AbortCause.TypeMismatch);
+}
+
+/// <summary>
+/// The transaction aborted because a bounded Add would have left its [min, max] where the
+/// transaction landed in the log (escrow: out of stock, over a limit). Not retried by the client.
+/// </summary>
+public sealed class BoundViolatedException : TransactionAbortedException
+{
+    /// <summary>Creates an exception.</summary>
+    public BoundViolatedException()
+        : this("a bounded Add left its bounds", 0, 0)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    public BoundViolatedException(string message)
+        : this(message, 0, 0)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    /// <param name="innerException">The cause.</param>
+    public BoundViolatedException(string message, Exception? innerException)
+        : base(message, innerException)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="detail">The server's sentence (names the key).</param>
+    /// <param name="ordinal">The intention's ordinal.</param>
+    /// <param name="snapshotSequence">The committed state it read.</param>
+    public BoundViolatedException(string detail, long ordinal, long snapshotSequence)
+        : base(AbortCause.BoundViolated, detail, ordinal, snapshotSequence)
+    {
+    }
+}
+
+/// <summary>
+/// The transaction aborted because a commutative operation met a value of another type (an Add on
+/// a key that does not hold an 8-byte integer, …). Not retried by the client.
+/// </summary>
+public sealed class TypeMismatchException : TransactionAbortedException
+{
+    /// <summary>Creates an exception.</summary>
+    public TypeMismatchException()
+        : this("a commutative operation met a value of another type", 0, 0)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    public TypeMismatchException(string message)
+        : this(message, 0, 0)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="message">What happened.</param>
+    /// <param name="innerException">The cause.</param>
+    public TypeMismatchException(string message, Exception? innerException)
+        : base(message, innerException)
+    {
+    }
+
+    /// <summary>Creates an exception.</summary>
+    /// <param name="detail">The server's sentence (names the key).</param>
+    /// <param name="ordinal">The intention's ordinal.</param>
+    /// <param name="snapshotSequence">The committed state it read.</param>
+    public TypeMismatchException(string detail, long ordinal, long snapshotSequence)
+        : base(AbortCause.TypeMismatch, detail, ordinal, snapshotSequence)
+    {
+    }
 }
 
 /// <summary>

@@ -7,6 +7,8 @@ public sealed partial class HyderClient
     /// committed or aborted it itself); when the transaction aborts, runs it again in a new
     /// transaction after a capped, jittered exponential backoff, up to
     /// <see cref="HyderClientSettings.MaxRetries"/> times. The body must be safe to run again.
+    /// Aborts the data causes (<see cref="BoundViolatedException"/>, <see cref="TypeMismatchException"/>:
+    /// <see cref="TransactionAbortedException.IsRetryable"/> is false) are thrown at once, not retried.
     /// </summary>
     /// <param name="body">The transaction's work.</param>
     /// <param name="isolation">The isolation level.</param>
@@ -56,7 +58,7 @@ public sealed partial class HyderClient
                     return result;
                 }
             }
-            catch (TransactionAbortedException e)
+            catch (TransactionAbortedException e) when (e.IsRetryable)
             {
                 if (attempt >= Settings.MaxRetries)
                 {

@@ -72,6 +72,57 @@ public sealed class HyderTransaction : IAsyncDisposable
     public async Task<bool> DeleteAsync(byte[] key, CancellationToken cancellationToken = default) =>
         (await OperateAsync(HyderOperation.Delete(key), cancellationToken).ConfigureAwait(false)).Found;
 
+    /// <summary>
+    /// Adds <paramref name="delta"/> to the 8-byte little-endian counter at <paramref name="key"/>
+    /// (absent: 0) as a commutative operation: it returns nothing and never conflicts with another
+    /// transaction's operations on the key (a read of the key in this transaction does). With
+    /// bounds, the result must lie in [<paramref name="min"/>, <paramref name="max"/>] where the
+    /// transaction lands in the log, else the commit throws <see cref="BoundViolatedException"/>.
+    /// </summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="delta">The amount.</param>
+    /// <param name="min">The lowest result allowed (null: none).</param>
+    /// <param name="max">The highest result allowed (null: none).</param>
+    /// <param name="cancellationToken">Cancels the operation (and with it the transaction).</param>
+    /// <returns>A task that completes when the server has recorded the operation.</returns>
+    public async Task AddAsync(byte[] key, long delta, long? min = null, long? max = null, CancellationToken cancellationToken = default) =>
+        await OperateAsync(HyderOperation.Add(key, delta, min, max), cancellationToken).ConfigureAwait(false);
+
+    /// <summary>Keeps the larger of the counter at <paramref name="key"/> and <paramref name="value"/>; commutative.</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="value">The operand.</param>
+    /// <param name="cancellationToken">Cancels the operation (and with it the transaction).</param>
+    /// <returns>A task that completes when the server has recorded the operation.</returns>
+    public async Task MaxAsync(byte[] key, long value, CancellationToken cancellationToken = default) =>
+        await OperateAsync(HyderOperation.Max(key, value), cancellationToken).ConfigureAwait(false);
+
+    /// <summary>Keeps the smaller of the counter at <paramref name="key"/> and <paramref name="value"/>; commutative.</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="value">The operand.</param>
+    /// <param name="cancellationToken">Cancels the operation (and with it the transaction).</param>
+    /// <returns>A task that completes when the server has recorded the operation.</returns>
+    public async Task MinAsync(byte[] key, long value, CancellationToken cancellationToken = default) =>
+        await OperateAsync(HyderOperation.Min(key, value), cancellationToken).ConfigureAwait(false);
+
+    /// <summary>Ordered put: <paramref name="key"/> keeps (order, value) with the highest order; commutative.</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="order">The order.</param>
+    /// <param name="value">The payload.</param>
+    /// <param name="cancellationToken">Cancels the operation (and with it the transaction).</param>
+    /// <returns>A task that completes when the server has recorded the operation.</returns>
+    public async Task OPutAsync(byte[] key, long order, byte[] value, CancellationToken cancellationToken = default) =>
+        await OperateAsync(HyderOperation.OPut(key, order, value), cancellationToken).ConfigureAwait(false);
+
+    /// <summary>Inserts (order, value) into the list at <paramref name="key"/> of the <paramref name="k"/> highest orders; commutative.</summary>
+    /// <param name="key">The key (not empty).</param>
+    /// <param name="k">The list's length (1 to the server's MaxTopK).</param>
+    /// <param name="order">The order.</param>
+    /// <param name="value">The payload.</param>
+    /// <param name="cancellationToken">Cancels the operation (and with it the transaction).</param>
+    /// <returns>A task that completes when the server has recorded the operation.</returns>
+    public async Task TopKInsertAsync(byte[] key, int k, long order, byte[] value, CancellationToken cancellationToken = default) =>
+        await OperateAsync(HyderOperation.TopKInsert(key, k, order, value), cancellationToken).ConfigureAwait(false);
+
     /// <summary>Reads keys in [<paramref name="low"/>, <paramref name="high"/>) in ascending order, seeing the transaction's own writes.</summary>
     /// <param name="low">Inclusive low bound (null: unbounded).</param>
     /// <param name="high">Exclusive high bound (null: unbounded).</param>

@@ -70,15 +70,45 @@ public enum HyderOperationKind
 
     /// <summary>Read a range of keys.</summary>
     Scan = 3,
+
+    /// <summary>Add to an 8-byte little-endian counter, optionally within [min, max]; commutative (docs/doppel.md).</summary>
+    Add = 4,
+
+    /// <summary>Keep the larger of the counter and the operand; commutative.</summary>
+    Max = 5,
+
+    /// <summary>Keep the smaller of the counter and the operand; commutative.</summary>
+    Min = 6,
+
+    /// <summary>Ordered put: keep (order, value) when its order is the highest; commutative.</summary>
+    OPut = 7,
+
+    /// <summary>Insert (order, value) into a list of the k highest orders; commutative.</summary>
+    TopKInsert = 8,
 }
 
 /// <summary>One operation of a one-shot transaction (<see cref="HyderClient.ExecuteAsync"/>).</summary>
 /// <param name="Kind">What it does.</param>
 /// <param name="Key">The key; a scan's inclusive low bound (null or empty: unbounded).</param>
-/// <param name="Value">A put's payload.</param>
+/// <param name="Value">A put's, OPut's or TopKInsert's payload.</param>
 /// <param name="End">A scan's exclusive high bound (null: unbounded).</param>
 /// <param name="Limit">A scan's row limit (0: the server's maximum).</param>
-public readonly record struct HyderOperation(HyderOperationKind Kind, byte[]? Key, byte[]? Value = null, byte[]? End = null, int Limit = 0)
+/// <param name="Delta">An Add's amount; a Max's or Min's operand.</param>
+/// <param name="MinBound">An Add's lower bound (null: none).</param>
+/// <param name="MaxBound">An Add's upper bound (null: none).</param>
+/// <param name="Order">An OPut's or TopKInsert's order.</param>
+/// <param name="K">A TopKInsert's list length (1 to the server's MaxTopK, at most 1024).</param>
+public readonly record struct HyderOperation(
+    HyderOperationKind Kind,
+    byte[]? Key,
+    byte[]? Value = null,
+    byte[]? End = null,
+    int Limit = 0,
+    long Delta = 0,
+    long? MinBound = null,
+    long? MaxBound = null,
+    long Order = 0,
+    int K = 0)
 {
     /// <summary>A get.</summary>
     /// <param name="key">The key.</param>
@@ -102,6 +132,45 @@ public readonly record struct HyderOperation(HyderOperationKind Kind, byte[]? Ke
     /// <param name="limit">Most rows (0: the server's maximum).</param>
     /// <returns>The operation.</returns>
     public static HyderOperation Scan(byte[]? low, byte[]? high, int limit = 0) => new(HyderOperationKind.Scan, low, End: high, Limit: limit);
+
+    /// <summary>
+    /// A commutative add to the 8-byte little-endian counter at <paramref name="key"/> (absent: 0).
+    /// With bounds, the result must lie in [<paramref name="min"/>, <paramref name="max"/>] where the
+    /// transaction lands in the log, else it aborts with <see cref="BoundViolatedException"/>.
+    /// </summary>
+    /// <param name="key">The key.</param>
+    /// <param name="delta">The amount.</param>
+    /// <param name="min">The lowest result allowed (null: none).</param>
+    /// <param name="max">The highest result allowed (null: none).</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Add(byte[] key, long delta, long? min = null, long? max = null) => new(HyderOperationKind.Add, key, Delta: delta, MinBound: min, MaxBound: max);
+
+    /// <summary>Keeps the larger of the counter at <paramref name="key"/> and <paramref name="value"/> (absent: the value).</summary>
+    /// <param name="key">The key.</param>
+    /// <param name="value">The operand.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Max(byte[] key, long value) => new(HyderOperationKind.Max, key, Delta: value);
+
+    /// <summary>Keeps the smaller of the counter at <paramref name="key"/> and <paramref name="value"/> (absent: the value).</summary>
+    /// <param name="key">The key.</param>
+    /// <param name="value">The operand.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation Min(byte[] key, long value) => new(HyderOperationKind.Min, key, Delta: value);
+
+    /// <summary>An ordered put: the key keeps (order, value) with the highest order (ties: the larger value, ordinal).</summary>
+    /// <param name="key">The key.</param>
+    /// <param name="order">The order.</param>
+    /// <param name="value">The payload.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation OPut(byte[] key, long order, byte[] value) => new(HyderOperationKind.OPut, key, value, Order: order);
+
+    /// <summary>Inserts (order, value) into the list at <paramref name="key"/> of the <paramref name="k"/> highest orders.</summary>
+    /// <param name="key">The key.</param>
+    /// <param name="k">The list's length (1 to the server's MaxTopK).</param>
+    /// <param name="order">The order.</param>
+    /// <param name="value">The payload.</param>
+    /// <returns>The operation.</returns>
+    public static HyderOperation TopKInsert(byte[] key, int k, long order, byte[] value) => new(HyderOperationKind.TopKInsert, key, value, Order: order, K: k);
 }
 
 /// <summary>What one operation returned.</summary>

@@ -28,10 +28,28 @@ internal static class Wire
                 HyderOperationKind.Put => V1.OperationKind.Put,
                 HyderOperationKind.Delete => V1.OperationKind.Delete,
                 HyderOperationKind.Scan => V1.OperationKind.Scan,
+                HyderOperationKind.Add => V1.OperationKind.Add,
+                HyderOperationKind.Max => V1.OperationKind.Max,
+                HyderOperationKind.Min => V1.OperationKind.Min,
+                HyderOperationKind.OPut => V1.OperationKind.Oput,
+                HyderOperationKind.TopKInsert => V1.OperationKind.TopKInsert,
                 _ => throw new ArgumentOutOfRangeException(nameof(operation), operation.Kind, "Unknown operation kind."),
             },
             Limit = operation.Limit,
+            Delta = operation.Delta,
+            Order = operation.Order,
+            K = operation.K,
         };
+        if (operation.MinBound is { } min)
+        {
+            message.Min = min;
+        }
+
+        if (operation.MaxBound is { } max)
+        {
+            message.Max = max;
+        }
+
         message.Key = Bytes(operation.Key);
         message.Value = Bytes(operation.Value);
         message.End = Bytes(operation.End);
@@ -64,7 +82,12 @@ internal static class Wire
             case V1.TransactionStatus.Committed:
                 return;
             case V1.TransactionStatus.Aborted:
-                throw new TransactionAbortedException(FromMessage(outcome.AbortCause), outcome.Detail, outcome.Ordinal, outcome.SnapshotSequence);
+                throw FromMessage(outcome.AbortCause) switch
+                {
+                    AbortCause.BoundViolated => new BoundViolatedException(outcome.Detail, outcome.Ordinal, outcome.SnapshotSequence),
+                    AbortCause.TypeMismatch => new TypeMismatchException(outcome.Detail, outcome.Ordinal, outcome.SnapshotSequence),
+                    var cause => new TransactionAbortedException(cause, outcome.Detail, outcome.Ordinal, outcome.SnapshotSequence),
+                };
             case V1.TransactionStatus.OutcomeUnknown:
                 throw new TransactionOutcomeUnknownException(outcome.Detail, outcome.Ordinal);
             default:

@@ -51,13 +51,27 @@ internal static class Messages
             case V1.OperationKind.Delete:
                 return Operation.Delete(Key(operation.Key, limits, $"{name}.key"));
             case V1.OperationKind.Put:
-                var key = Key(operation.Key, limits, $"{name}.key");
-                if (operation.Value.Length > limits.MaxValueBytes)
+                return Operation.Put(Key(operation.Key, limits, $"{name}.key"), Payload(operation.Value, limits, $"{name}.value"));
+            case V1.OperationKind.Add:
+                if (operation.HasMin && operation.HasMax && operation.Min > operation.Max)
                 {
-                    throw Invalid($"{name}.value is {operation.Value.Length} bytes, over the limit of {limits.MaxValueBytes}");
+                    throw Invalid($"{name}: an ADD's bounds [{operation.Min}, {operation.Max}] are empty (min > max)");
                 }
 
-                return Operation.Put(key, operation.Value.ToByteArray());
+                return Operation.Add(Key(operation.Key, limits, $"{name}.key"), operation.Delta, operation.HasMin ? operation.Min : null, operation.HasMax ? operation.Max : null);
+            case V1.OperationKind.Max:
+                return Operation.MaxOf(Key(operation.Key, limits, $"{name}.key"), operation.Delta);
+            case V1.OperationKind.Min:
+                return Operation.MinOf(Key(operation.Key, limits, $"{name}.key"), operation.Delta);
+            case V1.OperationKind.Oput:
+                return Operation.OPut(Key(operation.Key, limits, $"{name}.key"), operation.Order, Payload(operation.Value, limits, $"{name}.value"));
+            case V1.OperationKind.TopKInsert:
+                if (operation.K < 1 || operation.K > limits.MaxTopK)
+                {
+                    throw Invalid($"{name}.k is {operation.K}; a TOP_K_INSERT's k must be 1 to {limits.MaxTopK}");
+                }
+
+                return Operation.TopKInsert(Key(operation.Key, limits, $"{name}.key"), operation.K, operation.Order, Payload(operation.Value, limits, $"{name}.value"));
             case V1.OperationKind.Scan:
                 var low = Bound(operation.Key, limits, $"{name}.key") ?? [];
                 var high = Bound(operation.End, limits, $"{name}.end");
@@ -81,6 +95,11 @@ internal static class Messages
 
         return key.ToByteArray();
     }
+
+    public static byte[] Payload(ByteString value, EngineLimits limits, string name) =>
+        value.Length > limits.MaxValueBytes
+            ? throw Invalid($"{name} is {value.Length} bytes, over the limit of {limits.MaxValueBytes}")
+            : value.ToByteArray();
 
     /// <summary>A scan bound: null when empty (unbounded).</summary>
     public static byte[]? Bound(ByteString bound, EngineLimits limits, string name)

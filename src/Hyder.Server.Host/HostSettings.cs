@@ -34,6 +34,7 @@ internal static class SettingKeys
     public const string MaxValueBytes = "Limits:MaxValueBytes";
     public const string MaxOperations = "Limits:MaxOperations";
     public const string MaxScanRows = "Limits:MaxScanRows";
+    public const string MaxTopK = "Limits:MaxTopK";
     public const string MaxMessageBytes = "Limits:MaxMessageBytes";
     public const string BroadcastListen = "Broadcast:Listen";
     public const string Peers = "Broadcast:Peers";
@@ -67,6 +68,7 @@ internal static class SettingKeys
         MaxValueBytes => "--max-value-bytes",
         MaxOperations => "--max-operations",
         MaxScanRows => "--max-scan-rows",
+        MaxTopK => "--max-top-k",
         MaxMessageBytes => "--max-message-bytes",
         BroadcastListen => "--broadcast-listen",
         Peers => "--peer",
@@ -172,6 +174,7 @@ internal sealed class HostSettings
             MaxValueBytes = Int(c, SettingKeys.MaxValueBytes, defaults.MaxValueBytes, 0, int.MaxValue),
             MaxOperations = Int(c, SettingKeys.MaxOperations, defaults.MaxOperations, 1, int.MaxValue),
             MaxScanRows = Int(c, SettingKeys.MaxScanRows, defaults.MaxScanRows, 1, int.MaxValue),
+            MaxTopK = Int(c, SettingKeys.MaxTopK, defaults.MaxTopK, 1, Tree.Commutative.Operation.MaxTopK),
             MaxMessageBytes = Int(c, SettingKeys.MaxMessageBytes, defaults.MaxMessageBytes, 1024, int.MaxValue),
         };
         var serverId = Text(c, SettingKeys.ServerId) ?? "server-1";

@@ -68,6 +68,7 @@ internal static class ServeCommand
         Value("--max-value-bytes", SettingKeys.MaxValueBytes, "bytes", "Longest value (default 65536)."),
         Value("--max-operations", SettingKeys.MaxOperations, "n", "Most operations in one transaction (default 1024)."),
         Value("--max-scan-rows", SettingKeys.MaxScanRows, "n", "Most rows one scan returns (default 10000)."),
+        Value("--max-top-k", SettingKeys.MaxTopK, "k", "Largest k of a TopKInsert, 1 to 1024 (default 1024)."),
         Value("--max-message-bytes", SettingKeys.MaxMessageBytes, "bytes", "Largest gRPC request or response (default 4194304)."),
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),

@@ -22,7 +22,7 @@ public sealed partial class TransactionServer
         var writes = false;
         foreach (var op in operations)
         {
-            writes |= op.Kind is not (OperationKind.Get or OperationKind.Scan);
+            writes |= op.IsWrite;
         }
 
         if (writes)
@@ -304,7 +304,19 @@ public sealed partial class TransactionServer
             case OperationKind.Delete:
                 return tx.Delete(op.Key) ? OperationResult.Done : OperationResult.NotFound;
             case OperationKind.Add:
-                tx.Add(op.Key, op.Delta);
+                tx.Add(op.Key, op.Delta, op.Min, op.Max);
+                return OperationResult.Done;
+            case OperationKind.Max:
+                tx.Max(op.Key, op.Delta);
+                return OperationResult.Done;
+            case OperationKind.Min:
+                tx.Min(op.Key, op.Delta);
+                return OperationResult.Done;
+            case OperationKind.OPut:
+                tx.OPut(op.Key, op.Order, op.Value!);
+                return OperationResult.Done;
+            case OperationKind.TopKInsert:
+                tx.TopKInsert(op.Key, op.K, op.Order, op.Value!);
                 return OperationResult.Done;
             default:
                 var rows = new List<KeyValuePair<byte[], byte[]>>();

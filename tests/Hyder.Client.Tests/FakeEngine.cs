@@ -206,6 +206,21 @@ internal sealed class FakeEngine : ITransactionEngine
                         return OperationResult.Done;
                     case OperationKind.Delete:
                         return new OperationResult(_tx.Delete(operation.Key));
+                    case OperationKind.Add:
+                        _tx.Add(operation.Key, operation.Delta, operation.Min, operation.Max);
+                        return OperationResult.Done;
+                    case OperationKind.Max:
+                        _tx.Max(operation.Key, operation.Delta);
+                        return OperationResult.Done;
+                    case OperationKind.Min:
+                        _tx.Min(operation.Key, operation.Delta);
+                        return OperationResult.Done;
+                    case OperationKind.OPut:
+                        _tx.OPut(operation.Key, operation.Order, operation.Value ?? []);
+                        return OperationResult.Done;
+                    case OperationKind.TopKInsert:
+                        _tx.TopKInsert(operation.Key, operation.K, operation.Order, operation.Value ?? []);
+                        return OperationResult.Done;
                     case OperationKind.Scan:
                         var limit = operation.Limit == 0 ? _engine.Limits.MaxScanRows : operation.Limit;
                         return new OperationResult(true, Rows: ScanExclusive(_tx, operation.Key, operation.End, limit));

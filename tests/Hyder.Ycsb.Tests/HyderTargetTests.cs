@@ -77,6 +77,54 @@ public class HyderTargetTests
         Assert.Equal(Transactions, target.CommittedIncrements);
     }
 
+    /// <summary>
+    /// Bounded stock levels, as commutative Adds and as read-modify-writes: no level ever leaves
+    /// [0, cap], orders on empty shelves are turned down (counted, not retried, not aborts) and the
+    /// levels hold exactly the committed orders and restocks.
+    /// </summary>
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task StockLevelsStayInTheirBoundsAndOrdersOnEmptyShelvesAreTurnedDown(bool commutative)
+    {
+        const long Cap = 20;
+        var workload = new StockWorkload(20, 0.99, Cap, 0.8, 0.3, IsolationLevel.Serializable);
+        var settings = Settings();
+        await using var cluster = await HyderEmbeddedTarget.StartAsync(
+            new EmbeddedClusterSettings { Servers = 2, Commutative = commutative, Fsync = false, Sessions = settings.Sessions },
+            default);
+        var target = new CountingTarget(cluster);
+        var result = await LoadAndRunAsync(target, workload, settings);
+
+        var m = result.Totals;
+        var hyder = result.Target.ToDictionary(r => r.Metric, r => r.Value);
+        Assert.Equal(Transactions, m.Committed + m.GaveUp + m.BoundRejected);
+        Assert.True(m.BoundRejected > 0, "no order met an empty shelf");
+        Assert.Equal(0, m.AbortsOf(Metrics.AbortCause.BoundViolated));
+        Assert.Equal(0, m.InconsistentReads);
+        Assert.Equal(1, hyder["StateHashesAgree"]);
+        if (commutative)
+        {
+            // Operations never conflict: the only aborts meld makes are the bounds'.
+            Assert.Equal(0, m.Aborted);
+            Assert.Equal(m.BoundRejected, hyder["MeldAborted"]);
+        }
+        else
+        {
+            // Read-modify-writes check the bound on the value read: a turned-down order never reaches the log.
+            Assert.Equal(m.Aborted, hyder["MeldAborted"]);
+        }
+
+        await AssertCountersHoldTheCommittedIncrementsAsync(target, workload);
+        await using var session = await target.OpenSessionAsync(default);
+        await session.BeginAsync(IsolationLevel.Serializable, readOnly: true, default);
+        var keys = new KeyCodec(4, hashed: true);
+        for (var i = 0L; i < 20; i++)
+        {
+            Assert.InRange(await session.ReadCounterAsync(workload.KeySpaces[0], keys.Encode(i), default) ?? -1, 0, Cap);
+        }
+    }
+
     [Fact]
     public async Task PremeldRunsReportPremeldWork()
     {
@@ -95,6 +143,7 @@ public class HyderTargetTests
     [Theory]
     [InlineData("tx")]
     [InlineData("like")]
+    [InlineData("stock")]
     public async Task TheClientTargetDrivesARunningServerOverGrpc(string name)
     {
         var workload = Create(name);
@@ -108,9 +157,11 @@ public class HyderTargetTests
 
         var m = result.Totals;
         var server = result.Target.ToDictionary(r => r.Metric, r => r.Value);
-        Assert.Equal(Transactions, m.Committed + m.GaveUp);
-        Assert.Equal(m.Committed + m.Aborted, server["Intentions"] + cluster.Servers[0].Metrics.ReadOnlyCommits);
-        Assert.Equal(m.Aborted, server["MeldAborted"]);
+        // Over gRPC, Add is always the commutative operation: a turned-down order reaches the log and meld aborts it.
+        Assert.Equal(Transactions, m.Committed + m.GaveUp + m.BoundRejected);
+        Assert.Equal(m.Committed + m.Aborted + m.BoundRejected, server["Intentions"] + cluster.Servers[0].Metrics.ReadOnlyCommits);
+        Assert.Equal(m.Aborted + m.BoundRejected, server["MeldAborted"]);
+        Assert.Equal(name == "stock", m.BoundRejected > 0);
         Assert.Equal(0, m.InconsistentReads);
         await AssertCountersHoldTheCommittedIncrementsAsync(target, workload);
     }
@@ -149,6 +200,7 @@ public class HyderTargetTests
         "tx" => new TransactionalWorkload(500, 8, 2, 0.2, Distribution.Uniform, new DistributionSettings(), IsolationLevel.Serializable),
         "incr1" => new Incr1Workload(50, 0.5, IsolationLevel.Serializable),
         "like" => new LikeWorkload(200, 200, 1.4, 0.5, IsolationLevel.Serializable),
+        "stock" => new StockWorkload(20, 0.99, 20, 0.8, 0.3, IsolationLevel.Serializable),
         _ => new CoreWorkload(name, CoreMix.Preset(name[0]), 500, 20, new DistributionSettings(), IsolationLevel.Serializable),
     };
 
@@ -248,6 +300,12 @@ public class HyderTargetTests
             {
                 _pending += delta;
                 return inner.AddAsync(space, key, delta, cancellationToken);
+            }
+
+            public ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken)
+            {
+                _pending += delta;
+                return inner.AddAsync(space, key, delta, min, max, cancellationToken);
             }
 
             public async ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken)

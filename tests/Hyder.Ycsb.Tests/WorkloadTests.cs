@@ -129,6 +129,44 @@ public class WorkloadTests
     }
 
     [Fact]
+    public void StockOrdersTakeDownToZeroRestocksFillUpToTheCapAndReadsCheckBoth()
+    {
+        var workload = new StockWorkload(1_000, 0.99, 40, 0.8, 0.25, IsolationLevel.Serializable);
+        var source = workload.CreateSource(4, 0);
+        var plan = new TransactionPlan();
+        int orders = 0, restocks = 0, reads = 0;
+        for (var i = 0; i < Transactions; i++)
+        {
+            source.TryNext(plan);
+            var op = Assert.Single(plan.Operations);
+            Assert.InRange(op.Key, 0, 999);
+            switch (op.Kind)
+            {
+                case OperationKind.Read:
+                    reads++;
+                    Assert.True(plan.ReadOnly);
+                    Assert.Equal((0L, 40L), (op.Min, op.Max));
+                    break;
+                case OperationKind.Add when op.Count < 0:
+                    orders++;
+                    Assert.InRange(op.Count, -5, -1);
+                    Assert.Equal((0L, (long?)null), (op.Min, op.Max));
+                    break;
+                default:
+                    restocks++;
+                    Assert.Equal(OperationKind.Add, op.Kind);
+                    Assert.InRange(op.Count, 1, 20);
+                    Assert.Equal(((long?)null, 40L), (op.Min, op.Max));
+                    break;
+            }
+        }
+
+        Assert.Equal(0.2, reads / (double)Transactions, 0.01);
+        Assert.Equal(0.25, restocks / (double)(restocks + orders), 0.015);
+        Assert.Throws<ArgumentOutOfRangeException>(() => new StockWorkload(10, 0.99, 1, 0.5, 0.1, IsolationLevel.Serializable));
+    }
+
+    [Fact]
     public void OneWorkerSourceIsDeterminedByTheSeed()
     {
         static List<Operation> Plans(ulong seed)

@@ -90,19 +90,46 @@ public enum OperationKind : byte
     /// <summary>
     /// Add Delta to the 8-byte little-endian counter at Key (absent counts as 0), as a commutative
     /// operation: two Adds of one key never conflict; meld applies them in log order (docs/doppel.md).
-    /// Returns nothing. Not on the gRPC API yet.
+    /// With Min and/or Max the result must lie in [Min, Max] where the transaction lands in the log
+    /// (escrow), else it aborts with BoundViolated. Returns nothing.
     /// </summary>
     Add = 4,
+
+    /// <summary>Keeps the larger of the counter at Key and Delta (absent: Delta). Commutative; returns nothing.</summary>
+    Max = 5,
+
+    /// <summary>Keeps the smaller of the counter at Key and Delta (absent: Delta). Commutative; returns nothing.</summary>
+    Min = 6,
+
+    /// <summary>Ordered put: Key keeps (Order, Value) when Order is the highest it has seen (ties: the larger Value). Commutative; returns nothing.</summary>
+    OPut = 7,
+
+    /// <summary>Inserts (Order, Value) into the top-K list at Key (the K highest orders). Commutative; returns nothing.</summary>
+    TopKInsert = 8,
 }
 
 /// <summary>One operation of a transaction.</summary>
 /// <param name="Kind">What it does.</param>
 /// <param name="Key">The key (the scan's inclusive low bound; empty for unbounded).</param>
-/// <param name="Value">The payload of a put.</param>
+/// <param name="Value">The payload of a put, an OPut or a TopKInsert.</param>
 /// <param name="End">A scan's exclusive high bound, or null for unbounded.</param>
 /// <param name="Limit">A scan's row limit (0: the server's maximum).</param>
-/// <param name="Delta">An Add's amount.</param>
-public readonly record struct Operation(OperationKind Kind, byte[] Key, byte[]? Value = null, byte[]? End = null, int Limit = 0, long Delta = 0)
+/// <param name="Delta">An Add's amount; a Max's or Min's operand.</param>
+/// <param name="Min">An Add's lower bound (null: none).</param>
+/// <param name="Max">An Add's upper bound (null: none).</param>
+/// <param name="Order">An OPut's or TopKInsert's order.</param>
+/// <param name="K">A TopKInsert's list length, 1 to <see cref="EngineLimits.MaxTopK"/>.</param>
+public readonly record struct Operation(
+    OperationKind Kind,
+    byte[] Key,
+    byte[]? Value = null,
+    byte[]? End = null,
+    int Limit = 0,
+    long Delta = 0,
+    long? Min = null,
+    long? Max = null,
+    long Order = 0,
+    int K = 0)
 {
     /// <summary>A get.</summary>
     public static Operation Get(byte[] key) => new(OperationKind.Get, key);
@@ -116,8 +143,23 @@ public readonly record struct Operation(OperationKind Kind, byte[] Key, byte[]? 
     /// <summary>A scan of [low, high).</summary>
     public static Operation Scan(byte[] low, byte[]? high, int limit) => new(OperationKind.Scan, low, End: high, Limit: limit);
 
-    /// <summary>A commutative add to a counter.</summary>
-    public static Operation Add(byte[] key, long delta) => new(OperationKind.Add, key, Delta: delta);
+    /// <summary>A commutative add to a counter, optionally bounded to [min, max].</summary>
+    public static Operation Add(byte[] key, long delta, long? min = null, long? max = null) => new(OperationKind.Add, key, Delta: delta, Min: min, Max: max);
+
+    /// <summary>Keeps the larger of the counter and <paramref name="value"/>.</summary>
+    public static Operation MaxOf(byte[] key, long value) => new(OperationKind.Max, key, Delta: value);
+
+    /// <summary>Keeps the smaller of the counter and <paramref name="value"/>.</summary>
+    public static Operation MinOf(byte[] key, long value) => new(OperationKind.Min, key, Delta: value);
+
+    /// <summary>An ordered put.</summary>
+    public static Operation OPut(byte[] key, long order, byte[] value) => new(OperationKind.OPut, key, value, Order: order);
+
+    /// <summary>An insert into a top-k list.</summary>
+    public static Operation TopKInsert(byte[] key, int k, long order, byte[] value) => new(OperationKind.TopKInsert, key, value, Order: order, K: k);
+
+    /// <summary>True for the kinds that change data (put, delete and the commutative operations): the transaction writes.</summary>
+    public bool IsWrite => Kind is not (OperationKind.Get or OperationKind.Scan);
 }
 
 /// <summary>What one operation returned.</summary>
@@ -175,6 +217,9 @@ public sealed record EngineLimits
 
     /// <summary>Most rows one scan returns (and the default when a scan gives no limit).</summary>
     public int MaxScanRows { get; init; } = 10_000;
+
+    /// <summary>Largest K of a TopKInsert (at most 1024, the top-k list format's limit).</summary>
+    public int MaxTopK { get; init; } = 1024;
 
     /// <summary>Largest request or response message, bytes.</summary>
     public int MaxMessageBytes { get; init; } = 4 * 1024 * 1024;

@@ -104,6 +104,9 @@ public sealed class PythonClientInteropTests(PythonClientRun run) : IClassFixtur
     [InlineData("read_empty_key", "INVALID_ARGUMENT", "keys[0] is empty; keys must not be")]
     [InlineData("scan_negative_limit", "INVALID_ARGUMENT", "limit is negative (-1)")]
     [InlineData("negative_ordinal", "INVALID_ARGUMENT", "at_least_ordinal is negative (-1)")]
+    [InlineData("add_empty_bounds", "INVALID_ARGUMENT", "operations[1]: an ADD's bounds [5, 1] are empty (min > max)")]
+    [InlineData("top_k_zero", "INVALID_ARGUMENT", "operations[1].k is 0; a TOP_K_INSERT's k must be 1 to 1024")]
+    [InlineData("unknown_kind", "INVALID_ARGUMENT", "operations[1].kind: unknown operation kind 99")]
     [InlineData("deadline", "DEADLINE_EXCEEDED", null)]
     public void BadCallsGetTheirStatus(string name, string code, string? details)
     {
@@ -113,6 +116,16 @@ public sealed class PythonClientInteropTests(PythonClientRun run) : IClassFixtur
         {
             Assert.Equal(details, r.GetProperty("details").GetString());
         }
+    }
+
+    [Fact]
+    public void CommutativeOperationsCommitAndABoundedAddAbortsWithItsCause()
+    {
+        var r = Report("commutative");
+        Assert.Equal("TRANSACTION_STATUS_COMMITTED", r.GetProperty("outcome").GetProperty("status").GetString());
+        Assert.Equal("[7,3,-3]", r.GetProperty("counters").GetRawText());
+        Assert.Equal("TRANSACTION_STATUS_ABORTED", Report("bound_violated").GetProperty("status").GetString());
+        Assert.Equal("ABORT_CAUSE_BOUND_VIOLATED", Report("bound_violated").GetProperty("cause").GetString());
     }
 
     [Fact]

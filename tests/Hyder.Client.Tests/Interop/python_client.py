@@ -97,6 +97,22 @@ def main():
 
     out["checkpoint"] = checkpoint(pb.CheckpointRequest(), timeout=TIMEOUT).ordinal
 
+    add = lambda k, d, **bounds: pb.Operation(kind=pb.OPERATION_KIND_ADD, key=k, delta=d, **bounds)  # noqa: E731
+    r = execute(pb.ExecuteRequest(operations=[
+        add(b"n", 5), add(b"n", 2, min=0, max=10),
+        pb.Operation(kind=pb.OPERATION_KIND_MAX, key=b"m", delta=3),
+        pb.Operation(kind=pb.OPERATION_KIND_MIN, key=b"m2", delta=-3),
+        pb.Operation(kind=pb.OPERATION_KIND_OPUT, key=b"o", order=2, value=b"two"),
+        pb.Operation(kind=pb.OPERATION_KIND_TOP_K_INSERT, key=b"t", k=3, order=1, value=b"one"),
+    ]), timeout=TIMEOUT)
+    values = read(pb.ReadRequest(keys=[b"n", b"m", b"m2"]), timeout=TIMEOUT).results
+    out["commutative"] = {
+        "outcome": outcome(r.outcome),
+        "counters": [int.from_bytes(x.value, "little", signed=True) for x in values],
+    }
+    r = execute(pb.ExecuteRequest(operations=[add(b"n", -8, min=0)]), timeout=TIMEOUT)
+    out["bound_violated"] = outcome(r.outcome)
+
     out["bad"] = {
         "empty_key": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), put(b"", b"2")]), timeout=TIMEOUT)),
         "unknown_isolation": code_of(lambda: execute(pb.ExecuteRequest(isolation=42, operations=[put(b"x", b"1")]), timeout=TIMEOUT)),
@@ -104,6 +120,9 @@ def main():
         "read_empty_key": code_of(lambda: read(pb.ReadRequest(keys=[b""]), timeout=TIMEOUT)),
         "scan_negative_limit": code_of(lambda: scan(pb.ScanRequest(limit=-1), timeout=TIMEOUT)),
         "negative_ordinal": code_of(lambda: state_hash(pb.StateHashRequest(at_least_ordinal=-1), timeout=TIMEOUT)),
+        "add_empty_bounds": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), add(b"n", 1, min=5, max=1)]), timeout=TIMEOUT)),
+        "top_k_zero": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), pb.Operation(kind=pb.OPERATION_KIND_TOP_K_INSERT, key=b"t", k=0)]), timeout=TIMEOUT)),
+        "unknown_kind": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), pb.Operation(kind=99, key=b"t")]), timeout=TIMEOUT)),
         "deadline": code_of(lambda: state_hash(pb.StateHashRequest(at_least_ordinal=1000000), timeout=0.3)),
     }
     out["x_after_bad"] = [x.found for x in read(pb.ReadRequest(keys=[b"x"]), timeout=TIMEOUT).results]

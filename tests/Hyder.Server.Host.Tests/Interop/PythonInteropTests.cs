@@ -42,8 +42,13 @@ public sealed class PythonInteropTests
         Assert.True(status.GetProperty("committed").GetInt64() >= 2);
         Assert.Equal(status.GetProperty("last_melded").GetInt64(), report.GetProperty("state_hash").GetProperty("ordinal").GetInt64());
 
+        var commutative = report.GetProperty("commutative");
+        Assert.Equal("TRANSACTION_STATUS_COMMITTED", commutative.GetProperty("outcome").GetProperty("status").GetString());
+        Assert.Equal("[7,3,-3]", commutative.GetProperty("counters").GetRawText());
+        Assert.Equal("ABORT_CAUSE_BOUND_VIOLATED", report.GetProperty("bound_violated").GetProperty("cause").GetString());
+
         var bad = report.GetProperty("bad");
-        foreach (var name in new[] { "empty_key", "unknown_isolation", "transact_without_begin", "read_empty_key", "scan_negative_limit", "negative_ordinal" })
+        foreach (var name in new[] { "empty_key", "unknown_isolation", "transact_without_begin", "read_empty_key", "scan_negative_limit", "negative_ordinal", "add_empty_bounds", "top_k_zero", "unknown_kind" })
         {
             Assert.Equal("INVALID_ARGUMENT", bad.GetProperty(name).GetProperty("code").GetString());
         }

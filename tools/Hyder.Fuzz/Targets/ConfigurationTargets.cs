@@ -37,7 +37,7 @@ internal sealed class ServerConfigTarget : FuzzTarget
               "Listen": "http://127.0.0.1:7400",
               "Log": { "Embedded": true, "Data": "/var/lib/hyder", "Fsync": "group" },
               "Cluster": { "PremeldThreads": 2, "Distance": 4, "GroupMeld": true, "BlockSize": 8192, "StateWindow": 16384 },
-              "Limits": { "MaxKeyBytes": 1024, "MaxValueBytes": 65536, "MaxOperations": 1024, "MaxScanRows": 10000, "MaxMessageBytes": 4194304 },
+              "Limits": { "MaxKeyBytes": 1024, "MaxValueBytes": 65536, "MaxOperations": 1024, "MaxScanRows": 10000, "MaxTopK": 1024, "MaxMessageBytes": 4194304 },
               "MaxInFlight": 512,
               "Broadcast": { "Listen": "10.0.0.1:7401", "Peers": ["10.0.0.2:7401"], "ClusterId": "prod" },
               "Logging": { "LogLevel": { "Default": "Information" } }
@@ -111,7 +111,7 @@ internal sealed class ServerArgsTarget : FuzzTarget
         yield return Arguments.Seed("embedded", "--embedded", "--listen", "http://127.0.0.1:0", "--server-id", "s1", "--fsync", "none");
         yield return Arguments.Seed("cluster settings", "--embedded", "--data", "/tmp/hyder-data", "--premeld-threads", "2", "--distance", "4", "--group-meld", "--block-size", "1024", "--state-window", "64");
         yield return Arguments.Seed("remote log and peers", "--log", "tcp:127.0.0.1:7100", "--broadcast-listen", "127.0.0.1:7401", "--peer", "127.0.0.1:7402,127.0.0.1:7403", "--cluster-id", "prod");
-        yield return Arguments.Seed("limits", "--embedded", "--max-key-bytes", "64", "--max-value-bytes", "0", "--max-operations", "8", "--max-scan-rows", "100", "--max-message-bytes", "4096", "--max-in-flight", "16", "--checkpoint-every", "100");
+        yield return Arguments.Seed("limits", "--embedded", "--max-key-bytes", "64", "--max-value-bytes", "0", "--max-operations", "8", "--max-scan-rows", "100", "--max-top-k", "16", "--max-message-bytes", "4096", "--max-in-flight", "16", "--checkpoint-every", "100");
         yield return Arguments.Seed("tls", "--embedded", "--listen", "https://127.0.0.1:7443", "--tls-certificate", "/dev/null", "--tls-password", "secret");
     }
 }

@@ -148,8 +148,10 @@ internal sealed class RpcMessagesTarget : FuzzTarget
         var put = new V1.Operation { Kind = V1.OperationKind.Put, Key = Bytes("k2"), Value = Bytes("value") };
         var delete = new V1.Operation { Kind = V1.OperationKind.Delete, Key = Bytes("k3") };
         var scan = new V1.Operation { Kind = V1.OperationKind.Scan, Key = Bytes("a"), End = Bytes("z"), Limit = 10 };
+        var add = new V1.Operation { Kind = V1.OperationKind.Add, Key = Bytes("n"), Delta = -3, Min = 0, Max = 100 };
+        var topK = new V1.Operation { Kind = V1.OperationKind.TopKInsert, Key = Bytes("t"), K = 3, Order = 7, Value = Bytes("x") };
         var execute = new V1.ExecuteRequest { Isolation = V1.IsolationLevel.SnapshotIsolation };
-        execute.Operations.Add([get, put, delete, scan]);
+        execute.Operations.Add([get, put, delete, scan, add, topK]);
         var readRequest = new V1.ReadRequest();
         readRequest.Keys.Add([Bytes("k1"), Bytes("k2")]);
         var outcome = new V1.Outcome { Status = V1.TransactionStatus.Committed, Ordinal = 12, SnapshotSequence = 10 };

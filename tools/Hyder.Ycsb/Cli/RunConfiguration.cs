@@ -276,6 +276,24 @@ internal sealed class RunConfiguration
                 }
 
                 return new LikeWorkload(records, records, alpha, Fraction(parse, O.WriteShare), isolation);
+            case "stock":
+                if (TargetName is "postgres" or "memory")
+                {
+                    throw new UsageException($"stock needs bounded Adds, which --target {TargetName} does not have: use the embedded target or --connect.");
+                }
+
+                if (records > ZipfTable.MaxItems)
+                {
+                    throw new UsageException($"stock keeps a table of item popularity: --record-count at most {ZipfTable.MaxItems}.");
+                }
+
+                var cap = parse.GetValue(O.StockCap);
+                if (cap < 2)
+                {
+                    throw new UsageException("--stock-cap must be at least 2.");
+                }
+
+                return new StockWorkload(records, theta, cap, Fraction(parse, O.WriteShare), Fraction(parse, O.RestockShare), isolation);
             default:
                 var mix = CoreMix.Preset(name[0]);
                 if (distribution is { } chosen)

@@ -23,7 +23,7 @@ internal static class YcsbOptions
 
     public static readonly Option<bool> GroupMeld = new("--group-meld") { Description = "Group meld in the embedded cluster (Hyder II §4)." };
 
-    public static readonly Option<bool> Commutative = new("--commutative") { Description = "Send Add (incr1, like) to the embedded cluster as Hyder's commutative operation, which never conflicts with another Add, instead of a read-modify-write (docs/doppel.md)." };
+    public static readonly Option<bool> Commutative = new("--commutative") { Description = "Send Add (incr1, like, stock) to the embedded cluster as Hyder's commutative operation, which never conflicts with another Add, instead of a read-modify-write (docs/doppel.md)." };
 
     public static readonly Option<int> SplitPhase = new("--split-phase") { Description = "Doppel's split phases in the embedded cluster: a phase every N ordinals, hot keys' operations staged beside the tree and reconciled at its end (with --commutative; docs/doppel.md). Default 0: off.", DefaultValueFactory = _ => 0 };
 
@@ -43,7 +43,7 @@ internal static class YcsbOptions
 
     public static readonly Option<string> Workload = new("--workload")
     {
-        Description = "a-f (YCSB core), tx (Hyder: reads + writes per transaction), incr1 or like (Doppel).",
+        Description = "a-f (YCSB core), tx (Hyder: reads + writes per transaction), incr1 or like (Doppel), stock (bounded Adds).",
         DefaultValueFactory = _ => "a",
     };
 
@@ -81,7 +81,11 @@ internal static class YcsbOptions
 
     public static readonly Option<double> LikeAlpha = new("--like-alpha") { Description = "Zipf exponent of page popularity (like).", DefaultValueFactory = _ => 1.4 };
 
-    public static readonly Option<double> WriteShare = new("--write-share") { Description = "Share of write transactions (like).", DefaultValueFactory = _ => 0.5 };
+    public static readonly Option<double> WriteShare = new("--write-share") { Description = "Share of write transactions (like, stock).", DefaultValueFactory = _ => 0.5 };
+
+    public static readonly Option<long> StockCap = new("--stock-cap") { Description = "Most units an item holds: restocks are Add(+n, max: cap) (stock).", DefaultValueFactory = _ => 100 };
+
+    public static readonly Option<double> RestockShare = new("--restock-share") { Description = "Share of write transactions that restock; the rest are orders, Add(-q, min: 0) (stock).", DefaultValueFactory = _ => 0.1 };
 
     public static readonly Option<int> Threads = new("--threads") { Description = "Worker threads.", DefaultValueFactory = _ => 1 };
 
@@ -114,7 +118,7 @@ internal static class YcsbOptions
     [
         Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
-        WriteShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
+        WriteShare, StockCap, RestockShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];
 
     /// <summary>Options only <c>run</c> takes.</summary>
@@ -124,7 +128,7 @@ internal static class YcsbOptions
     {
         Target.AcceptOnlyFromAmong("postgres", "memory", "embedded");
         Fsync.AcceptOnlyFromAmong("group", "none");
-        Workload.AcceptOnlyFromAmong("a", "b", "c", "d", "e", "f", "tx", "incr1", "like");
+        Workload.AcceptOnlyFromAmong("a", "b", "c", "d", "e", "f", "tx", "incr1", "like", "stock");
         Distribution.AcceptOnlyFromAmong("uniform", "zipfian", "hotspot", "latest");
         InsertOrder.AcceptOnlyFromAmong("hashed", "ordered");
         Isolation.AcceptOnlyFromAmong("serializable", "repeatable-read", "snapshot", "read-committed");

@@ -69,6 +69,13 @@ internal sealed class TransactionExecutor
                 return true;
             }
 
+            if (outcome.Cause == AbortCause.BoundViolated)
+            {
+                // A business outcome (out of stock), not a conflict: the same transaction would fail again.
+                _recorder.BoundRejected(Clock.MicrosecondsSince(start));
+                return false;
+            }
+
             _recorder.Abort(outcome.Cause);
             if (attempt >= _maxRetries)
             {
@@ -91,7 +98,7 @@ internal sealed class TransactionExecutor
                 {
                     _recorder.NotFound();
                 }
-                else if (!_counters.Check(counter.Value))
+                else if (!_counters.Check(counter.Value) || counter.Value < (operation.Min ?? long.MinValue) || counter.Value > (operation.Max ?? long.MaxValue))
                 {
                     _recorder.InconsistentRead();
                 }
@@ -118,7 +125,7 @@ internal sealed class TransactionExecutor
                 break;
             case OperationKind.Add:
                 _counters.Issue(operation.Count);
-                await _session.AddAsync(space, _key, operation.Count, cancellationToken).ConfigureAwait(false);
+                await _session.AddAsync(space, _key, operation.Count, operation.Min, operation.Max, cancellationToken).ConfigureAwait(false);
                 break;
             case OperationKind.ReadModifyWrite:
                 var read = Clock.Now;

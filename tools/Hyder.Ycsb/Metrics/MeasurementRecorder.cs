@@ -54,6 +54,16 @@ internal sealed class MeasurementRecorder
         }
     }
 
+    /// <summary>A transaction a bounded Add turned down (out of stock): ended, neither committed nor retried.</summary>
+    public void BoundRejected(long transactionMicroseconds)
+    {
+        lock (_lock)
+        {
+            _active.CountBoundRejected();
+            _active.Record(Series.Transaction, transactionMicroseconds);
+        }
+    }
+
     public void Error()
     {
         lock (_lock)

@@ -34,6 +34,9 @@ internal sealed class Measurements
     /// <summary>Counter reads that returned a value the issued Adds cannot produce (a consistency failure of the target).</summary>
     public long InconsistentReads { get; private set; }
 
+    /// <summary>Transactions a bounded Add turned down (BoundViolated): a business outcome, not retried, not an abort.</summary>
+    public long BoundRejected { get; private set; }
+
     /// <summary>Every aborted attempt, whatever its cause.</summary>
     public long Aborted => _aborts.Sum();
 
@@ -55,6 +58,8 @@ internal sealed class Measurements
 
     public void CountInconsistentRead() => InconsistentReads++;
 
+    public void CountBoundRejected() => BoundRejected++;
+
     public void Add(Measurements other)
     {
         for (var i = 0; i < _histograms.Length; i++)
@@ -72,6 +77,7 @@ internal sealed class Measurements
         Errors += other.Errors;
         NotFound += other.NotFound;
         InconsistentReads += other.InconsistentReads;
+        BoundRejected += other.BoundRejected;
     }
 
     public void Reset()
@@ -87,5 +93,6 @@ internal sealed class Measurements
         Errors = 0;
         NotFound = 0;
         InconsistentReads = 0;
+        BoundRejected = 0;
     }
 }

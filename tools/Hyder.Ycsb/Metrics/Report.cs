@@ -51,6 +51,11 @@ internal sealed class Report
         Overall("Committed", Integer(m.Committed));
         Overall("Aborted", Integer(m.Aborted));
         Overall("GaveUp", Integer(m.GaveUp));
+        if (m.BoundRejected > 0)
+        {
+            Overall("BoundRejected", Integer(m.BoundRejected));
+        }
+
         Overall("Committed(tx/sec)", Real(m.Committed / seconds));
         Overall("AbortRate(%)", Real(m.Committed + m.Aborted == 0 ? 0 : 100.0 * m.Aborted / (m.Committed + m.Aborted)));
 
@@ -130,6 +135,12 @@ internal sealed class Report
             $"# Summary: {m.Committed / seconds:N0} committed transactions/s over {seconds:0.0} s: {m.Committed:N0} committed, {m.Aborted:N0} attempts aborted ({(attempts == 0 ? 0 : 100.0 * m.Aborted / attempts):0.00} %{(causes.Length > 0 ? ": " + causes : "")}), {m.GaveUp:N0} given up"));
         writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"#   transaction latency (retries included): p50 {tx.ValueAtPercentile(50) / 1000.0:0.00} ms, p95 {tx.ValueAtPercentile(95) / 1000.0:0.00} ms, p99 {tx.ValueAtPercentile(99) / 1000.0:0.00} ms, p99.9 {tx.ValueAtPercentile(99.9) / 1000.0:0.00} ms"));
+        if (m.BoundRejected > 0)
+        {
+            writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"#   turned down by a bound (out of stock or full; not retried, not counted as aborts): {m.BoundRejected:N0} ({100.0 * m.BoundRejected / Math.Max(1, m.Committed + m.BoundRejected):0.0} % of completed transactions)"));
+        }
+
         if (m.InconsistentReads > 0)
         {
             writer.WriteLine($"#   INCONSISTENT: {m.InconsistentReads:N0} counter reads returned values the issued increments cannot produce");
@@ -182,6 +193,7 @@ internal sealed class Report
 
         json.WriteNumber("NotFound", m.NotFound);
         json.WriteNumber("InconsistentReads", m.InconsistentReads);
+        json.WriteNumber("BoundRejected", m.BoundRejected);
         json.WriteEndObject();
         json.WriteStartObject("target");
         foreach (var (metric, value) in Result.Target)

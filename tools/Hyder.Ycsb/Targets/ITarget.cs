@@ -65,6 +65,17 @@ internal interface ITargetSession : IAsyncDisposable
     /// <summary>Adds <paramref name="delta"/> to a counter (a missing counter counts as 0).</summary>
     ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken);
 
+    /// <summary>
+    /// Adds <paramref name="delta"/> to a counter whose result must lie in [<paramref name="min"/>,
+    /// <paramref name="max"/>] (each optional); when it would not, the transaction aborts with
+    /// <see cref="Metrics.AbortCause.BoundViolated"/> (thrown here or reported at commit). Targets
+    /// without bounded adds throw <see cref="NotSupportedException"/> for bounds.
+    /// </summary>
+    ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken) =>
+        min is null && max is null
+            ? AddAsync(space, key, delta, cancellationToken)
+            : throw new NotSupportedException("this target has no bounded Add");
+
     ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken);
 
     /// <summary>Ends the transaction without committing; safe after an abort or when none is open.</summary>

@@ -20,7 +20,9 @@ internal enum OperationKind
 /// <param name="Space">The key space's <see cref="KeySpace.Id"/>.</param>
 /// <param name="Key">The key number (the first key of a scan).</param>
 /// <param name="Count">Records a scan asks for; the amount an Add adds.</param>
-internal readonly record struct Operation(OperationKind Kind, int Space, long Key, long Count = 0);
+/// <param name="Min">A bounded Add's lowest result (null: none); for a counter read, the lowest value it may see.</param>
+/// <param name="Max">A bounded Add's highest result (null: none); for a counter read, the highest value it may see.</param>
+internal readonly record struct Operation(OperationKind Kind, int Space, long Key, long Count = 0, long? Min = null, long? Max = null);
 
 /// <summary>A transaction a workload planned: its operations in order and how to run it.</summary>
 internal sealed class TransactionPlan

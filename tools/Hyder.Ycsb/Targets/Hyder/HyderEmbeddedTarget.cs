@@ -174,15 +174,15 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     {
         private IInteractiveTransaction? _tx;
 
-        public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+        public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken)
         {
             if (!commutative)
             {
-                await base.AddAsync(space, key, delta, cancellationToken).ConfigureAwait(false);
+                await base.AddAsync(space, key, delta, min, max, cancellationToken).ConfigureAwait(false);
                 return;
             }
 
-            await Open.ExecuteAsync(Operation.Add(HyderKeys.Encode(space, key.Span), delta), cancellationToken).ConfigureAwait(false);
+            await Open.ExecuteAsync(Operation.Add(HyderKeys.Encode(space, key.Span), delta, min, max), cancellationToken).ConfigureAwait(false);
         }
 
         public override ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)

@@ -162,6 +162,10 @@ internal sealed class HyderRemoteTarget : ITarget
 
         public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
 
+        /// <summary>Always Hyder's commutative Add (a gRPC operation); the server's configuration decides how it runs.</summary>
+        public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken) =>
+            await Guard(Open.AddAsync(HyderKeys.Encode(space, key.Span), delta, min, max, cancellationToken)).ConfigureAwait(false);
+
         protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken) =>
             await Guard(Open.GetAsync(key, cancellationToken)).ConfigureAwait(false);
 

@@ -48,13 +48,28 @@ internal abstract class HyderSession : ITargetSession
     public ValueTask<int> ScanAsync(KeySpace space, ReadOnlyMemory<byte> startKey, int limit, CancellationToken cancellationToken) =>
         ScanRangeAsync(HyderKeys.Encode(space, startKey.Span), HyderKeys.End(space), limit, cancellationToken);
 
-    /// <summary>Adds to a counter as a read-modify-write; the embedded target can send a commutative Add instead.</summary>
-    public virtual async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken)
+    public ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, CancellationToken cancellationToken) =>
+        AddAsync(space, key, delta, null, null, cancellationToken);
+
+    /// <summary>
+    /// Adds to a counter as a read-modify-write: a read of the counter and a write of the result,
+    /// which conflicts like any other. A result outside [min, max] on the value read ends the
+    /// transaction with BoundViolated before it writes anything: the turn-down is what the
+    /// transaction's snapshot showed, a consistent state, as a read-only transaction's answer is.
+    /// Targets override it to send Hyder's commutative Add instead, checked where it lands in the log.
+    /// </summary>
+    public virtual async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken)
     {
         var k = HyderKeys.Encode(space, key.Span);
         var current = await GetValueAsync(k, cancellationToken).ConfigureAwait(false) is { } value ? DecodeCounter(value) : 0;
+        var result = (Int128)current + delta;
+        if (result < (min ?? long.MinValue) || result > (max ?? long.MaxValue))
+        {
+            throw new TransactionAbortedException(Metrics.AbortCause.BoundViolated, $"{current} + {delta} leaves [{min}, {max}]", null);
+        }
+
         var next = new byte[sizeof(long)];
-        BinaryPrimitives.WriteInt64LittleEndian(next, unchecked(current + delta));
+        BinaryPrimitives.WriteInt64LittleEndian(next, (long)result);
         await PutValueAsync(k, next, cancellationToken).ConfigureAwait(false);
     }
 
