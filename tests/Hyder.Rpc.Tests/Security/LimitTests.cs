@@ -16,7 +16,7 @@ public sealed class LimitTests
         var huge = new EchoRequest { Payload = ByteString.CopyFrom(new byte[1024 * 1024]) };
         var e = await Assert.ThrowsAsync<RpcException>(async () => await t.Channel.UnaryCall(EchoMethods.Unary, huge));
         Assert.Equal(StatusCode.ResourceExhausted, e.StatusCode);
-        Assert.Contains("1048581", e.Status.Detail.Replace(",", string.Empty, StringComparison.Ordinal) + (1024 * 1024 + 5), StringComparison.Ordinal);
+        Assert.Contains("exceeds the maximum configured message size", e.Status.Detail, StringComparison.Ordinal);
 
         // The same channel (and connection) and a fresh one both go on working.
         Assert.Equal("after", (await t.Channel.UnaryCall(EchoMethods.Unary, new EchoRequest { Text = "after" })).Text);
