@@ -5,7 +5,8 @@ namespace Hyder.Rpc.Security;
 /// <summary>
 /// Establishes who makes each call, before any handler runs: an <c>authorization: Bearer TOKEN</c>
 /// (or <c>x-api-key: TOKEN</c>) header checked against <see cref="ApiKeys"/>; else the client
-/// certificate of the TLS connection, looked up in <see cref="Certificates"/>; else, when
+/// certificate of the TLS connection, looked up in <see cref="Certificates"/>; else (no credentials,
+/// or a certificate without a role), when
 /// <see cref="AnonymousRole"/> is not <see cref="ClientRole.None"/>, an anonymous caller with that role.
 /// Credentials that are present but wrong are refused even where anonymous callers are allowed.
 /// </summary>
@@ -68,9 +69,16 @@ public sealed class RpcAuthenticator
         if (context.Connection.ClientCertificate is { } certificate)
         {
             // Kestrel validated the chain against the client CA during the handshake.
-            return Certificates.Find(certificate) is { } caller
-                ? AuthenticationResult.Accept(caller)
-                : AuthenticationResult.Refuse(StatusCode.PermissionDenied, $"The client certificate '{certificate.Subject}' has no role on this server.");
+            if (Certificates.Find(certificate) is { } caller)
+            {
+                return AuthenticationResult.Accept(caller);
+            }
+
+            // A certificate without a role proves nothing more than no credentials would.
+            if (AnonymousRole == ClientRole.None)
+            {
+                return AuthenticationResult.Refuse(StatusCode.PermissionDenied, $"The client certificate '{certificate.Subject}' has no role on this server.");
+            }
         }
 
         return AnonymousRole == ClientRole.None
