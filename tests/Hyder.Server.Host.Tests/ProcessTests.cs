@@ -104,6 +104,16 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--data", "--log file:/nonexistent --data /tmp/x")]
     [InlineData("--fsync", "--embedded --fsync sometimes")]
     [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0")]
+    [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0 --tls-certificate /nonexistent/server.crt")]
+    [InlineData("--tls-key", "--embedded --tls-key server.key")]
+    [InlineData("--listen", "--embedded --listen http://0.0.0.0:0")]
+    [InlineData("--anonymous", "--embedded --listen http://0.0.0.0:0 --allow-plaintext")]
+    [InlineData("--anonymous", "--embedded --anonymous root")]
+    [InlineData("--api-key", "--embedded --api-key alice")]
+    [InlineData("--keys-file", "--embedded --keys-file /nonexistent/keys")]
+    [InlineData("--certificate-role", "--embedded --certificate-role admin")]
+    [InlineData("--request-timeout", "--embedded --request-timeout -1")]
+    [InlineData("--max-header-bytes", "--embedded --max-header-bytes 10")]
     [InlineData("--no-such-option", "--embedded --no-such-option")]
     public async Task BadConfigurationExitsWithTwoAndNamesTheOption(string option, string commandLine)
     {
