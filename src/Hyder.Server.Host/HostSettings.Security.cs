@@ -62,7 +62,8 @@ internal sealed partial class HostSettings
 
         var server = Load(SettingKeys.TlsCertificate, certificate, path => RpcTls.LoadCertificate(path, key is null ? null : Existing(SettingKeys.TlsKey, key), Text(c, SettingKeys.TlsPassword)));
         var authorities = clientCa is null ? null : Load(SettingKeys.TlsClientCa, clientCa, RpcTls.LoadCertificateAuthorities);
-        return new RpcServerTls { Certificate = server, ClientCertificateAuthorities = authorities, ClientCertificateMode = mode };
+        var intermediates = Load(SettingKeys.TlsCertificate, certificate, RpcTls.LoadIntermediates);
+        return new RpcServerTls { Certificate = server, Intermediates = intermediates, ClientCertificateAuthorities = authorities, ClientCertificateMode = mode };
     }
 
     /// <summary>

@@ -48,6 +48,33 @@ public static class RpcTls
         return X509CertificateLoader.LoadPkcs12(pem.Export(X509ContentType.Pkcs12), null);
     }
 
+    /// <summary>The certificates after the first in a PEM file: the intermediates a server sends after its own; null for a PKCS#12 file or when there are none.</summary>
+    /// <param name="certificatePath">The server's certificate file.</param>
+    /// <returns>The intermediates, or null.</returns>
+    public static X509Certificate2Collection? LoadIntermediates(string certificatePath)
+    {
+        ArgumentNullException.ThrowIfNull(certificatePath);
+        if (IsPkcs12(certificatePath))
+        {
+            return null;
+        }
+
+        var all = new X509Certificate2Collection();
+        all.ImportFromPemFile(certificatePath);
+        if (all.Count <= 1)
+        {
+            return null;
+        }
+
+        var intermediates = new X509Certificate2Collection();
+        for (var i = 1; i < all.Count; i++)
+        {
+            intermediates.Add(all[i]);
+        }
+
+        return intermediates;
+    }
+
     /// <summary>Loads every certificate of a PEM bundle (a CA, or several).</summary>
     /// <param name="path">The PEM file.</param>
     /// <returns>The certificates; at least one.</returns>

@@ -108,6 +108,7 @@ public sealed class RpcServer : IAsyncDisposable
         var https = new HttpsConnectionAdapterOptions
         {
             ServerCertificate = tls.Certificate,
+            ServerCertificateChain = tls.Intermediates,
             SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
             ClientCertificateMode = ClientCertificateMode.NoCertificate,
         };

@@ -9,6 +9,9 @@ public sealed class RpcServerTls
     /// <summary>The server's certificate with its private key (see <see cref="Security.RpcTls.LoadCertificate"/>).</summary>
     public required X509Certificate2 Certificate { get; init; }
 
+    /// <summary>Intermediate CA certificates sent after <see cref="Certificate"/>; null: none.</summary>
+    public X509Certificate2Collection? Intermediates { get; init; }
+
     /// <summary>
     /// The CAs client certificates must chain to (only these: not the system's store). Null: client
     /// certificates are not asked for.

@@ -129,11 +129,53 @@ public sealed class TlsTests : IDisposable
         Assert.Throws<System.Security.Cryptography.CryptographicException>(() => RpcTls.LoadCertificateAuthorities(keyPath));
     }
 
+    [Fact]
+    public async Task AServerSendsTheIntermediatesThatFollowItsCertificateInThePemFile()
+    {
+        using var directory = new TempDirectory("hyder-rpc-chain-");
+        using var intermediate = Intermediate(_ca, "Hyder Intermediate CA");
+        using var leaf = TestCertificates.Issue(intermediate, "chained-server", server: true, client: false);
+        var (certPath, keyPath) = TestCertificates.WritePem(leaf, directory.Path, "server");
+        File.AppendAllText(certPath, intermediate.ExportCertificatePem() + "\n");
+        using var loaded = RpcTls.LoadCertificate(certPath, keyPath);
+        var intermediates = RpcTls.LoadIntermediates(certPath);
+        Assert.Equal(intermediate.Thumbprint, Assert.Single(intermediates!).Thumbprint);
+
+        foreach (var (sent, works) in new[] { (intermediates, true), (null, false) })
+        {
+            await using var t = await TestServer.StartAsync(o => o.Tls = new RpcServerTls { Certificate = loaded, Intermediates = sent });
+            using var channel = new RpcChannel(t.Server.Address, new RpcChannelOptions { TrustedCertificateAuthorities = [_ca] });
+            var call = async () => (await channel.UnaryCall(EchoMethods.Unary, new EchoRequest { Text = "chained" })).Text;
+            if (works)
+            {
+                Assert.Equal("chained", await call());
+            }
+            else
+            {
+                Assert.Equal(StatusCode.Unavailable, (await Assert.ThrowsAsync<RpcException>(call)).StatusCode);
+            }
+        }
+    }
+
     public void Dispose()
     {
         _serverCertificate.Dispose();
         _ca.Dispose();
         _otherCa.Dispose();
+    }
+
+    private static X509Certificate2 Intermediate(X509Certificate2 root, string name)
+    {
+        using var key = System.Security.Cryptography.ECDsa.Create(System.Security.Cryptography.ECCurve.NamedCurves.nistP256);
+        var request = new CertificateRequest($"CN={name}", key, System.Security.Cryptography.HashAlgorithmName.SHA256);
+        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, true, 0, true));
+        request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, true));
+        request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, false));
+        request.CertificateExtensions.Add(X509AuthorityKeyIdentifierExtension.CreateFromCertificate(root, true, false));
+        var now = DateTimeOffset.UtcNow;
+        using var signed = request.Create(root, now.AddMinutes(-30), now.AddHours(23), [1, 2, 3, 4]);
+        using var withKey = signed.CopyWithPrivateKey(key);
+        return X509CertificateLoader.LoadPkcs12(withKey.Export(X509ContentType.Pkcs12), null);
     }
 
     private RpcChannel Channel(TestServer t, X509Certificate2? clientCertificate) =>
