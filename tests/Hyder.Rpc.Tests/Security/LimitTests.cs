@@ -108,7 +108,7 @@ public sealed class LimitTests
                 Assert.Equal("4", (await fourth.UnaryCall(EchoMethods.Unary, new EchoRequest { Text = "4" })).Text);
                 break;
             }
-            catch (RpcException e) when (e.StatusCode == StatusCode.Unavailable && attempt < 50)
+            catch (RpcException e) when (e.StatusCode == StatusCode.Unavailable && attempt < 200)
             {
                 await Task.Delay(100); // the server sees the close a moment later
             }
