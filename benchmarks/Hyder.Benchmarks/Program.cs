@@ -31,5 +31,12 @@ if (args.Length > 0 && args[0] == "server")
     return await ServerReport.RunAsync(args[1..]);
 }
 
+// `tls [--calls N] [--concurrency N] [--payload BYTES] [--rounds N]`: what TLS costs a gRPC call
+// (calls/s and CPU per call, h2c vs TLS; docs/security.md, "Cost of TLS").
+if (args.Length > 0 && args[0] == "tls")
+{
+    return await Hyder.Benchmarks.Rpc.TlsCost.RunAsync(args[1..]);
+}
+
 BenchmarkSwitcher.FromAssembly(typeof(MeldReport).Assembly).Run(args);
 return 0;

@@ -43,6 +43,9 @@ public sealed partial class HyderClient : IAsyncDisposable
         {
             MaxReceiveMessageSize = settings.MaxMessageBytes,
             MaxSendMessageSize = settings.MaxMessageBytes,
+            TrustedCertificateAuthorities = settings.TrustedCertificateAuthorities,
+            ClientCertificate = settings.ClientCertificate,
+            BearerToken = settings.Token,
         });
     }
 

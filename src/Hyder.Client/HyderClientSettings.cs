@@ -1,5 +1,8 @@
 using System.Data.Common;
 using System.Globalization;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+using Hyder.Rpc.Security;
 
 namespace Hyder.Client;
 
@@ -31,9 +34,23 @@ public sealed record HyderClientSettings
     public int MaxMessageBytes { get; init; } = 4 * 1024 * 1024;
 
     /// <summary>
+    /// For an <c>https</c> endpoint: the CAs the server's certificate must chain to instead of the
+    /// system's store (a private CA). Null: the system's store.
+    /// </summary>
+    public X509Certificate2Collection? TrustedCertificateAuthorities { get; init; }
+
+    /// <summary>For an <c>https</c> endpoint: the certificate, with its key, presented when the server asks for one.</summary>
+    public X509Certificate2? ClientCertificate { get; init; }
+
+    /// <summary>An API key sent as <c>authorization: Bearer TOKEN</c> on every call; null: none. Never printed.</summary>
+    public string? Token { get; init; }
+
+    /// <summary>
     /// Parses a connection string such as <c>Endpoint=http://127.0.0.1:5000;Timeout=30;MaxRetries=10</c>.
     /// Keys (case-insensitive): <c>Endpoint</c> (required), <c>Timeout</c> (seconds; 0: none),
-    /// <c>MaxRetries</c>, <c>RetryDelay</c> and <c>MaxRetryDelay</c> (milliseconds), <c>MaxMessageBytes</c>.
+    /// <c>MaxRetries</c>, <c>RetryDelay</c> and <c>MaxRetryDelay</c> (milliseconds), <c>MaxMessageBytes</c>,
+    /// <c>TrustedCa</c> (a PEM file of CAs), <c>ClientCertificate</c> and <c>ClientKey</c> (PEM files;
+    /// the key may be in the certificate's file, or a .pfx without ClientKey), <c>Token</c> (an API key).
     /// </summary>
     /// <param name="connectionString">The connection string.</param>
     /// <returns>The settings.</returns>
@@ -52,6 +69,8 @@ public sealed record HyderClientSettings
         }
 
         Uri? endpoint = null;
+        string? certificateFile = null;
+        string? keyFile = null;
         var settings = new HyderClientSettings { Endpoint = new Uri("http://127.0.0.1") };
         foreach (string key in builder.Keys)
         {
@@ -81,14 +100,55 @@ public sealed record HyderClientSettings
                 case "MAXMESSAGEBYTES":
                     settings = settings with { MaxMessageBytes = (int)Number(key, value, 1, int.MaxValue) };
                     break;
+                case "TRUSTEDCA":
+                    settings = settings with { TrustedCertificateAuthorities = Load(key, value, RpcTls.LoadCertificateAuthorities) };
+                    break;
+                case "CLIENTCERTIFICATE":
+                    certificateFile = value;
+                    break;
+                case "CLIENTKEY":
+                    keyFile = value;
+                    break;
+                case "TOKEN":
+                    settings = settings with { Token = value.Length > 0 ? value : null };
+                    break;
                 default:
                     throw new ArgumentException($"Unknown connection string key '{key}'.", nameof(connectionString));
             }
         }
 
+        if (keyFile is not null && certificateFile is null)
+        {
+            throw new ArgumentException("ClientKey is given without ClientCertificate.", nameof(connectionString));
+        }
+
+        if (certificateFile is not null)
+        {
+            settings = settings with { ClientCertificate = Load("ClientCertificate", certificateFile, path => RpcTls.LoadCertificate(path, keyFile)) };
+        }
+
         return endpoint is null
             ? throw new ArgumentException("The connection string has no Endpoint.", nameof(connectionString))
             : settings with { Endpoint = endpoint };
+    }
+
+    /// <summary>The settings without secrets: the token shows as <c>***</c>, certificates by subject.</summary>
+    /// <returns>The text.</returns>
+    public override string ToString() =>
+        string.Create(CultureInfo.InvariantCulture, $"HyderClientSettings {{ Endpoint = {Endpoint}, Timeout = {Timeout}, MaxRetries = {MaxRetries}, RetryDelay = {RetryDelay}, MaxRetryDelay = {MaxRetryDelay}, MaxMessageBytes = {MaxMessageBytes}, ")
+        + $"TrustedCertificateAuthorities = {(TrustedCertificateAuthorities is null ? "system" : string.Join("; ", TrustedCertificateAuthorities.Select(c => c.Subject)))}, "
+        + $"ClientCertificate = {ClientCertificate?.Subject ?? "none"}, Token = {(Token is null ? "none" : "***")} }}";
+
+    private static T Load<T>(string key, string path, Func<string, T> load)
+    {
+        try
+        {
+            return load(path);
+        }
+        catch (Exception e) when (e is CryptographicException or IOException or UnauthorizedAccessException or ArgumentException)
+        {
+            throw new ArgumentException($"{key}={path}: {e.Message}", nameof(path), e);
+        }
     }
 
     private static double Number(string key, string value, double min, double max = double.MaxValue) =>

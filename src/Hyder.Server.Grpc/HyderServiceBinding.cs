@@ -1,6 +1,7 @@
 using Hyder.Api;
 using V1 = Hyder.Api.V1;
 using Hyder.Rpc;
+using Hyder.Rpc.Security;
 using Hyder.Server.Engine;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -29,7 +30,15 @@ public static class HyderServiceBinding
         ArgumentNullException.ThrowIfNull(service);
         var log = logger ?? NullLogger.Instance;
         return registry
-            .AddUnary(HyderMethods.Execute, (request, context) => Guard(log, context, () => service.ExecuteAsync(request, context.CancellationToken)))
+            .AddUnary(HyderMethods.Execute, (request, context) => Guard(log, context, () =>
+            {
+                foreach (var operation in request.Operations)
+                {
+                    CheckWrite(context, operation);
+                }
+
+                return service.ExecuteAsync(request, context.CancellationToken);
+            }))
             .AddUnary(HyderMethods.Read, (request, context) => Guard(log, context, () => service.ReadAsync(request, context.CancellationToken)))
             .AddUnary(HyderMethods.Status, (request, context) => Guard(log, context, () => service.StatusAsync(request, context.CancellationToken)))
             .AddUnary(HyderMethods.StateHash, (request, context) => Guard(log, context, () => service.StateHashAsync(request, context.CancellationToken)))
@@ -37,7 +46,7 @@ public static class HyderServiceBinding
             .AddServerStreaming(HyderMethods.Scan, (request, responses, context) =>
                 Guard(log, context, () => service.ScanAsync(request, new Writer<V1.ScanResponse>(responses), context.CancellationToken)))
             .AddDuplexStreaming(HyderMethods.Transact, (requests, responses, context) =>
-                Guard(log, context, () => service.TransactAsync(requests.ReadAllAsync(context.CancellationToken), new Writer<V1.TransactResponse>(responses), context.CancellationToken)));
+                Guard(log, context, () => service.TransactAsync(CheckWrites(context, requests.ReadAllAsync(context.CancellationToken)), new Writer<V1.TransactResponse>(responses), context.CancellationToken)));
     }
 
     /// <summary>
@@ -54,6 +63,37 @@ public static class HyderServiceBinding
         options.MaxReceiveMessageSize = limits.MaxMessageBytes;
         options.MaxSendMessageSize = limits.MaxMessageBytes;
         return options;
+    }
+
+    /// <summary>
+    /// The role each method needs, for <see cref="RpcServerOptions.RequiredRole"/>; the writes inside
+    /// Execute and Transact are checked here, per operation, against the caller's role.
+    /// </summary>
+    /// <param name="fullMethodName">The method.</param>
+    /// <returns>The least role that may call it.</returns>
+    public static ClientRole RequiredRole(string fullMethodName) => HyderAccess.RequiredRole(fullMethodName);
+
+    /// <summary>PERMISSION_DENIED for a write by an authenticated caller below the writer role; nothing without authentication.</summary>
+    private static void CheckWrite(ServerCallContext context, V1.Operation operation)
+    {
+        if (context.Caller is { Role: < ClientRole.Writer } caller && HyderAccess.IsWrite(operation))
+        {
+            throw new RpcException(StatusCode.PermissionDenied, $"{caller.Name} ({ClientRoles.Name(caller.Role)}) may only read: a {operation.Kind} needs the writer role.");
+        }
+    }
+
+    private static async IAsyncEnumerable<V1.TransactRequest> CheckWrites(ServerCallContext context, IAsyncEnumerable<V1.TransactRequest> requests)
+    {
+        await foreach (var request in requests.ConfigureAwait(false))
+        {
+            if (request.RequestCase == V1.TransactRequest.RequestOneofCase.Operation)
+            {
+                // Before the operation reaches the transaction: the stream ends and the transaction aborts.
+                CheckWrite(context, request.Operation);
+            }
+
+            yield return request;
+        }
     }
 
     /// <summary>The gRPC status code for an engine's refusal.</summary>

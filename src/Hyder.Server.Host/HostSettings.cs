@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Net;
 using Hyder.Log.Storage;
+using Hyder.Rpc;
+using Hyder.Rpc.Security;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
 using Microsoft.Extensions.Configuration;
@@ -13,7 +15,22 @@ internal static class SettingKeys
     public const string ServerId = "ServerId";
     public const string Listen = "Listen";
     public const string TlsCertificate = "Tls:Certificate";
+    public const string TlsKey = "Tls:Key";
     public const string TlsPassword = "Tls:Password";
+    public const string TlsClientCa = "Tls:ClientCa";
+    public const string TlsClientCertificates = "Tls:ClientCertificates";
+    public const string AllowPlaintext = "Tls:AllowPlaintext";
+    public const string ApiKeys = "Auth:Keys";
+    public const string KeysFile = "Auth:KeysFile";
+    public const string CertificateRoles = "Auth:Certificates";
+    public const string Anonymous = "Auth:Anonymous";
+    public const string MaxConnections = "Limits:MaxConnections";
+    public const string MaxConnectionsPerAddress = "Limits:MaxConnectionsPerAddress";
+    public const string MaxStreamsPerConnection = "Limits:MaxStreamsPerConnection";
+    public const string MaxHeaderBytes = "Limits:MaxHeaderBytes";
+    public const string IdleTimeout = "Limits:IdleTimeout";
+    public const string RequestHeadersTimeout = "Limits:RequestHeadersTimeout";
+    public const string RequestTimeout = "Limits:RequestTimeout";
     public const string Embedded = "Log:Embedded";
     public const string Data = "Log:Data";
     public const string Log = "Log:ProjectionStore";
@@ -47,7 +64,22 @@ internal static class SettingKeys
         ServerId => "--server-id",
         Listen => "--listen",
         TlsCertificate => "--tls-certificate",
+        TlsKey => "--tls-key",
         TlsPassword => "--tls-password",
+        TlsClientCa => "--tls-client-ca",
+        TlsClientCertificates => "--tls-client-certificates",
+        AllowPlaintext => "--allow-plaintext",
+        ApiKeys => "--api-key",
+        KeysFile => "--keys-file",
+        CertificateRoles => "--certificate-role",
+        Anonymous => "--anonymous",
+        MaxConnections => "--max-connections",
+        MaxConnectionsPerAddress => "--max-connections-per-address",
+        MaxStreamsPerConnection => "--max-streams-per-connection",
+        MaxHeaderBytes => "--max-header-bytes",
+        IdleTimeout => "--idle-timeout",
+        RequestHeadersTimeout => "--request-headers-timeout",
+        RequestTimeout => "--request-timeout",
         Embedded => "--embedded",
         Data => "--data",
         Log => "--log",
@@ -82,7 +114,7 @@ internal static class SettingKeys
 internal sealed class HostConfigurationException(string message) : Exception(message);
 
 /// <summary>Everything the host runs, read and checked from configuration.</summary>
-internal sealed class HostSettings
+internal sealed partial class HostSettings
 {
     public const string DefaultListen = "http://127.0.0.1:7400";
 
@@ -91,10 +123,14 @@ internal sealed class HostSettings
     /// <summary>The gRPC endpoint.</summary>
     public required IPEndPoint Listen { get; init; }
 
-    /// <summary>https with this PKCS#12 file; null: cleartext HTTP/2.</summary>
-    public string? TlsCertificate { get; init; }
+    /// <summary>TLS of the gRPC endpoint; null: cleartext HTTP/2 (h2c).</summary>
+    public RpcServerTls? Tls { get; init; }
 
-    public string? TlsPassword { get; init; }
+    /// <summary>Who may call what (see <see cref="ReadAuthenticator"/>).</summary>
+    public required RpcAuthenticator Authenticator { get; init; }
+
+    /// <summary>Connection, stream, header and timeout limits of the gRPC endpoint.</summary>
+    public required RpcServerLimits RpcLimits { get; init; }
 
     /// <summary>The log runs in this process.</summary>
     public bool Embedded { get; init; }
@@ -193,21 +229,9 @@ internal sealed class HostSettings
         };
 
         var (listen, https) = Address(c);
-        var certificate = Text(c, SettingKeys.TlsCertificate);
-        if (https && certificate is null)
-        {
-            throw Bad(SettingKeys.TlsCertificate, "an https --listen address needs a certificate (--tls-certificate FILE.pfx).");
-        }
-
-        if (!https && certificate is not null)
-        {
-            throw Bad(SettingKeys.Listen, "a --tls-certificate is given but the address is http://; use https://HOST:PORT.");
-        }
-
-        if (certificate is not null && !File.Exists(certificate))
-        {
-            throw Bad(SettingKeys.TlsCertificate, $"{Path.GetFullPath(certificate)} does not exist.");
-        }
+        var tls = ReadTls(c, listen, https);
+        var authenticator = ReadAuthenticator(c, listen, tls?.ClientCertificateAuthorities is not null);
+        var rpcLimits = ReadLimits(c);
 
         var broadcastListen = Text(c, SettingKeys.BroadcastListen) is { } b ? EndPoint(SettingKeys.BroadcastListen, b) : null;
         var peers = PeerList(c);
@@ -221,8 +245,9 @@ internal sealed class HostSettings
         {
             Server = options,
             Listen = listen,
-            TlsCertificate = certificate,
-            TlsPassword = Text(c, SettingKeys.TlsPassword),
+            Tls = tls,
+            Authenticator = authenticator,
+            RpcLimits = rpcLimits,
             Embedded = embedded,
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = fsync == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,

@@ -38,6 +38,23 @@ internal static class ServeCommand
         AllowMultipleArgumentsPerToken = true,
     };
 
+    private static readonly Option<string[]> s_apiKeys = new("--api-key")
+    {
+        Description = "An API key as 'NAME ROLE sha256:HEX' (hyder-server keys new prints it; the token itself never goes here); repeat for more. [Auth:Keys]",
+        HelpName = "key",
+    };
+
+    private static readonly Option<string[]> s_certificateRoles = new("--certificate-role")
+    {
+        Description = "A client certificate's role: 'ROLE SUBJECT' (such as 'writer CN=app1') or 'ROLE sha256:HEX' (its SHA-256 thumbprint); repeat for more. Needs --tls-client-ca. [Auth:Certificates]",
+        HelpName = "entry",
+    };
+
+    private static readonly Option<bool> s_allowPlaintext = new("--allow-plaintext")
+    {
+        Description = "Allow an http:// --listen address other than loopback: clients, tokens and data cross the network in cleartext. [Tls:AllowPlaintext]",
+    };
+
     private static readonly Option<bool> s_groupMeld = new("--group-meld")
     {
         Description = "Group meld on (a cluster setting: every server must agree). [Cluster:GroupMeld]",
@@ -47,9 +64,21 @@ internal static class ServeCommand
     private static readonly (Option<string> Option, string Key)[] s_values =
     [
         Value("--server-id", SettingKeys.ServerId, "id", "This server's name (logs, status, broadcast handshake); unique in the cluster. Default server-1."),
-        Value("--listen", SettingKeys.Listen, "url", "gRPC address: http://HOST:PORT, or https://HOST:PORT with --tls-certificate. Default http://127.0.0.1:7400; port 0 lets the OS choose."),
-        Value("--tls-certificate", SettingKeys.TlsCertificate, "file", "PKCS#12 (.pfx) certificate for an https --listen address."),
-        Value("--tls-password", SettingKeys.TlsPassword, "password", "Password of the --tls-certificate file."),
+        Value("--listen", SettingKeys.Listen, "url", "gRPC address: https://HOST:PORT with --tls-certificate, or http://HOST:PORT (cleartext: loopback only unless --allow-plaintext). Default http://127.0.0.1:7400; port 0 lets the OS choose."),
+        Value("--tls-certificate", SettingKeys.TlsCertificate, "file", "The server's certificate for an https --listen address: PEM (.crt/.pem, with --tls-key unless the key is in the same file) or PKCS#12 (.pfx/.p12)."),
+        Value("--tls-key", SettingKeys.TlsKey, "file", "PEM private key (PKCS#8, PKCS#1 or SEC1) of a PEM --tls-certificate."),
+        Value("--tls-password", SettingKeys.TlsPassword, "password", "Password of a .pfx --tls-certificate or of an encrypted PEM key."),
+        Value("--tls-client-ca", SettingKeys.TlsClientCa, "file", "PEM bundle of the CAs client certificates must chain to; without it no client certificate is asked for."),
+        Value("--tls-client-certificates", SettingKeys.TlsClientCertificates, "mode", "With --tls-client-ca: allow (default: a client may present one) or require (the handshake fails without one)."),
+        Value("--keys-file", SettingKeys.KeysFile, "file", "API keys, one 'NAME ROLE sha256:HEX' per line (# comments); hyder-server keys new makes them."),
+        Value("--anonymous", SettingKeys.Anonymous, "role", "Role of callers without credentials: none, reader, writer or admin. Default: none when keys or certificate roles are configured, else admin on a loopback address (and an error elsewhere)."),
+        Value("--max-connections", SettingKeys.MaxConnections, "n", "Open client connections, at most (default 4096; 0: no limit)."),
+        Value("--max-connections-per-address", SettingKeys.MaxConnectionsPerAddress, "n", "Open connections from one IP address, at most (default 256; 0: no limit)."),
+        Value("--max-streams-per-connection", SettingKeys.MaxStreamsPerConnection, "n", "Calls in flight on one connection, at most (default 100)."),
+        Value("--max-header-bytes", SettingKeys.MaxHeaderBytes, "bytes", "Request headers of one call, at most (default 16384)."),
+        Value("--idle-timeout", SettingKeys.IdleTimeout, "seconds", "Close a connection with no call in flight after this long (default 120)."),
+        Value("--request-headers-timeout", SettingKeys.RequestHeadersTimeout, "seconds", "A new connection must send its request headers within this time (default 10)."),
+        Value("--request-timeout", SettingKeys.RequestTimeout, "seconds", "A unary request, or one message of a stream once begun, must arrive within this time, else DEADLINE_EXCEEDED (default 30; 0: off)."),
         Value("--data", SettingKeys.Data, "dir", "Data directory of the embedded log. Without it the embedded log uses a temporary directory removed on exit."),
         Value("--log", SettingKeys.Log, "store", "A remote log, by its projection store as log hosts take it: file:DIR, etcd:http://HOST:2379 or tcp:HOST:PORT."),
         Value("--fsync", SettingKeys.Fsync, "policy", "Embedded log: group (acknowledge after a group-commit fsync; default) or none (after the page cache)."),
@@ -113,6 +142,10 @@ internal static class ServeCommand
 
         root.Options.Add(s_groupMeld);
         root.Options.Add(s_peers);
+        root.Options.Add(s_apiKeys);
+        root.Options.Add(s_certificateRoles);
+        root.Options.Add(s_allowPlaintext);
+        root.Subcommands.Add(KeysCommand.Create());
         root.SetAction(RunAsync);
         return root;
     }
@@ -210,6 +243,24 @@ internal static class ServeCommand
         if (parse.GetResult(s_groupMeld) is { Implicit: false })
         {
             given[SettingKeys.GroupMeld] = parse.GetValue(s_groupMeld) ? "true" : "false";
+        }
+
+        if (parse.GetResult(s_allowPlaintext) is { Implicit: false })
+        {
+            given[SettingKeys.AllowPlaintext] = parse.GetValue(s_allowPlaintext) ? "true" : "false";
+        }
+
+        // One child key per value: a certificate subject may hold commas.
+        foreach (var (option, key) in new[] { (s_apiKeys, SettingKeys.ApiKeys), (s_certificateRoles, SettingKeys.CertificateRoles) })
+        {
+            if (parse.GetResult(option) is { Implicit: false })
+            {
+                var values = parse.GetValue(option) ?? [];
+                for (var i = 0; i < values.Length; i++)
+                {
+                    given[$"{key}:{i}"] = values[i];
+                }
+            }
         }
 
         if (parse.GetResult(s_peers) is { Implicit: false })

@@ -6,7 +6,6 @@ using Hyder.Log.Layout;
 using Hyder.Rpc;
 using Hyder.Server.Broadcast;
 using Hyder.Server.Grpc;
-using Microsoft.AspNetCore.Hosting;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
@@ -67,11 +66,19 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
             _server = await TransactionServer.StartAsync(_log, options, broadcast, _loggers.CreateLogger<TransactionServer>(), cancellationToken).ConfigureAwait(false);
             var registry = HyderServiceBinding.Register(new RpcServiceRegistry(), new HyderService(_server), _loggers.CreateLogger<HyderService>());
             var rpcOptions = HyderServiceBinding.ApplyLimits(
-                new RpcServerOptions { EndPoint = _settings.Listen, LoggerFactory = _loggers },
+                new RpcServerOptions
+                {
+                    EndPoint = _settings.Listen,
+                    LoggerFactory = _loggers,
+                    Tls = _settings.Tls,
+                    Limits = _settings.RpcLimits,
+                    Authenticator = _settings.Authenticator,
+                    RequiredRole = HyderServiceBinding.RequiredRole,
+                },
                 options.Limits);
-            if (_settings.TlsCertificate is { } certificate)
+            if (_settings.Authenticator.AnonymousRole != Hyder.Rpc.Security.ClientRole.None)
             {
-                rpcOptions.ConfigureEndpoint = listen => listen.UseHttps(certificate, _settings.TlsPassword);
+                LogAnonymous(Hyder.Rpc.Security.ClientRoles.Name(_settings.Authenticator.AnonymousRole));
             }
 
             _rpc = await RpcServer.StartAsync(registry, rpcOptions, cancellationToken).ConfigureAwait(false);
@@ -199,6 +206,9 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Server {ServerId} serving gRPC on {Address} ({Cluster}; broadcast {Broadcast})")]
     private partial void LogReady(string serverId, string address, Hyder.Server.Cluster.ClusterSettings cluster, object broadcast);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Callers without credentials get the {Role} role (--anonymous; docs/security.md)")]
+    private partial void LogAnonymous(string role);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "No --data: the embedded log lives in the temporary directory {Directory}, removed on exit (nothing survives a restart)")]
     private partial void LogTemporary(string directory);

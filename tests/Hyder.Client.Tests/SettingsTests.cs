@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Client.Tests;
@@ -23,6 +24,30 @@ public sealed class SettingsTests
         Assert.Equal(TimeSpan.FromSeconds(30), s.Timeout);
         Assert.Equal(10, s.MaxRetries);
         Assert.Null(HyderClientSettings.Parse("Endpoint=http://h:1;Timeout=0").Timeout);
+    }
+
+    [Fact]
+    public void ConnectionStringLoadsTheCaTheClientCertificateAndTheTokenAndNeverPrintsTheToken()
+    {
+        using var directory = new TempDirectory("hyder-client-tls-");
+        using var ca = TestCertificates.CreateCa("Client Test CA");
+        using var client = TestCertificates.Issue(ca, "app-1", server: false, client: true);
+        var caPath = TestCertificates.WriteCaPem(ca, directory.Path, "ca");
+        var (certPath, keyPath) = TestCertificates.WritePem(client, directory.Path, "client");
+        const string token = "hyder_a-token-that-must-not-be-printed";
+        var s = HyderClientSettings.Parse($"Endpoint=https://127.0.0.1:7400;TrustedCa={caPath};ClientCertificate={certPath};ClientKey={keyPath};Token={token}");
+        Assert.Equal(ca.Thumbprint, Assert.Single(s.TrustedCertificateAuthorities!).Thumbprint);
+        Assert.Equal(client.Thumbprint, s.ClientCertificate!.Thumbprint);
+        Assert.True(s.ClientCertificate.HasPrivateKey);
+        Assert.Equal(token, s.Token);
+        Assert.DoesNotContain(token, s.ToString(), StringComparison.Ordinal);
+        Assert.Contains("Token = ***", s.ToString(), StringComparison.Ordinal);
+
+        var missingKey = Assert.Throws<ArgumentException>(() => HyderClientSettings.Parse($"Endpoint=https://h:1;ClientCertificate={certPath}"));
+        Assert.Contains("ClientCertificate=", missingKey.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => HyderClientSettings.Parse($"Endpoint=https://h:1;TrustedCa={keyPath}"));
+        Assert.Throws<ArgumentException>(() => HyderClientSettings.Parse($"Endpoint=https://h:1;TrustedCa={directory.Path}/missing.crt"));
+        Assert.Throws<ArgumentException>(() => HyderClientSettings.Parse($"Endpoint=https://h:1;ClientKey={keyPath}"));
     }
 
     [Theory]

@@ -92,9 +92,13 @@ internal sealed class PythonGrpc : IDisposable
     /// throws with its stderr (and <paramref name="context"/>) when it fails or overruns
     /// <paramref name="timeout"/>.
     /// </summary>
-    public async Task<JsonElement> RunClientAsync(string script, int port, TimeSpan timeout, Func<string>? context = null)
+    public Task<JsonElement> RunClientAsync(string script, int port, TimeSpan timeout, Func<string>? context = null) =>
+        RunClientAsync(script, [port.ToString(System.Globalization.CultureInfo.InvariantCulture)], timeout, context);
+
+    /// <summary>Runs a client script with these arguments (after the generated messages' directory) and returns its JSON report.</summary>
+    public async Task<JsonElement> RunClientAsync(string script, string[] arguments, TimeSpan timeout, Func<string>? context = null)
     {
-        using var process = Start(script, port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        using var process = Start(script, arguments);
         process.StandardInput.Close();
         var stdout = process.StandardOutput.ReadToEndAsync();
         var stderr = process.StandardError.ReadToEndAsync();

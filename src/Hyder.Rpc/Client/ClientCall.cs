@@ -63,12 +63,19 @@ internal sealed class ClientCall<TRequest, TResponse> : IAsyncStreamReader<TResp
             }
         }
 
+        var authorized = false;
         if (options.Headers is { } metadata)
         {
             foreach (var entry in metadata)
             {
                 headers.TryAddWithoutValidation(entry.Key, MetadataCodec.Encode(entry));
+                authorized |= entry.Key == Security.RpcAuthenticator.AuthorizationHeader;
             }
+        }
+
+        if (!authorized && channel.Authorization is { } authorization)
+        {
+            headers.TryAddWithoutValidation(Security.RpcAuthenticator.AuthorizationHeader, authorization);
         }
 
         if (request is not null && request.CalculateSize() > channel.MaxSendMessageSize)

@@ -1,4 +1,7 @@
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
 using Google.Protobuf;
+using Hyder.Rpc.Security;
 
 namespace Hyder.Rpc;
 
@@ -21,11 +24,8 @@ public sealed class RpcChannel : IDisposable
         Address = address;
         MaxReceiveMessageSize = options.MaxReceiveMessageSize;
         MaxSendMessageSize = options.MaxSendMessageSize;
-        var handler = options.HttpHandler ?? new SocketsHttpHandler
-        {
-            EnableMultipleHttp2Connections = true,
-            ConnectTimeout = TimeSpan.FromSeconds(10),
-        };
+        Authorization = options.BearerToken is { Length: > 0 } token ? "Bearer " + token : null;
+        var handler = options.HttpHandler ?? CreateHandler(options);
         Http = new HttpClient(handler, options.HttpHandler is null || options.DisposeHttpHandler)
         {
             // Streams last as long as they last; deadlines are per call.
@@ -37,6 +37,9 @@ public sealed class RpcChannel : IDisposable
     public Uri Address { get; }
 
     internal HttpClient Http { get; }
+
+    /// <summary>The authorization header's value, or null.</summary>
+    internal string? Authorization { get; }
 
     internal int MaxReceiveMessageSize { get; }
 
@@ -104,6 +107,30 @@ public sealed class RpcChannel : IDisposable
 
     /// <summary>Closes the channel's connections.</summary>
     public void Dispose() => Http.Dispose();
+
+    private static SocketsHttpHandler CreateHandler(RpcChannelOptions options)
+    {
+        var handler = new SocketsHttpHandler
+        {
+            EnableMultipleHttp2Connections = true,
+            ConnectTimeout = TimeSpan.FromSeconds(10),
+        };
+        if (options.TrustedCertificateAuthorities is { } authorities)
+        {
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, certificate, chain, errors) =>
+                certificate is X509Certificate2 server
+                && (errors & ~SslPolicyErrors.RemoteCertificateChainErrors) == SslPolicyErrors.None // the name must match
+                && RpcTls.IsTrusted(server, chain, authorities, RpcTls.ServerAuthOid);
+        }
+
+        if (options.ClientCertificate is { } client)
+        {
+            handler.SslOptions.ClientCertificates = [client];
+            handler.SslOptions.LocalCertificateSelectionCallback = (_, _, _, _, _) => client;
+        }
+
+        return handler;
+    }
 
     private ClientCall<TRequest, TResponse> Start<TRequest, TResponse>(Method<TRequest, TResponse> method, MethodType expected, CallOptions options, TRequest? request)
         where TRequest : class, IMessage<TRequest>

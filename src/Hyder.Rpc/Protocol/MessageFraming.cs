@@ -19,52 +19,80 @@ internal static class MessageFraming
     /// negotiated here), a message over <paramref name="maxSize"/>, a truncated frame or a
     /// message that does not parse.
     /// </summary>
-    public static async ValueTask<T?> ReadAsync<T>(PipeReader reader, MessageParser<T> parser, int maxSize, CancellationToken cancellationToken)
+    public static async ValueTask<T?> ReadAsync<T>(PipeReader reader, MessageParser<T> parser, int maxSize, CancellationToken cancellationToken, TimeSpan? messageTimeout = null)
         where T : class, IMessage<T>
     {
-        while (true)
+        // Armed at a message's first byte: a sender that trickles or stalls inside a message is cut off.
+        CancellationTokenSource? slow = null;
+        try
         {
-            var result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
-            var buffer = result.Buffer;
-            if (result.IsCanceled)
+            while (true)
             {
-                reader.AdvanceTo(buffer.Start);
-                throw new OperationCanceledException(cancellationToken);
-            }
-
-            T? message;
-            bool parsed;
-            try
-            {
-                parsed = TryParse(ref buffer, parser, maxSize, out message);
-            }
-            catch
-            {
-                reader.AdvanceTo(result.Buffer.Start);
-                throw;
-            }
-
-            if (parsed)
-            {
-                reader.AdvanceTo(buffer.Start);
-                return message;
-            }
-
-            if (result.IsCompleted)
-            {
-                reader.AdvanceTo(buffer.End);
-                if (buffer.Length == 0)
+                ReadResult result;
+                try
                 {
-                    return null;
+                    result = await reader.ReadAsync(slow?.Token ?? cancellationToken).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (slow is { IsCancellationRequested: true } && !cancellationToken.IsCancellationRequested)
+                {
+                    throw SlowMessage(messageTimeout!.Value);
                 }
 
-                ThrowStatus(StatusCode.Internal, "Incomplete message: the stream ended inside a length-prefixed message.");
-            }
+                var buffer = result.Buffer;
+                if (result.IsCanceled)
+                {
+                    reader.AdvanceTo(buffer.Start);
+                    throw new OperationCanceledException(cancellationToken);
+                }
 
-            // Need more bytes: everything seen so far is examined, nothing consumed.
-            reader.AdvanceTo(buffer.Start, buffer.End);
+                T? message;
+                bool parsed;
+                try
+                {
+                    parsed = TryParse(ref buffer, parser, maxSize, out message);
+                }
+                catch
+                {
+                    reader.AdvanceTo(result.Buffer.Start);
+                    throw;
+                }
+
+                if (parsed)
+                {
+                    reader.AdvanceTo(buffer.Start);
+                    return message;
+                }
+
+                if (result.IsCompleted)
+                {
+                    reader.AdvanceTo(buffer.End);
+                    if (buffer.Length == 0)
+                    {
+                        return null;
+                    }
+
+                    ThrowStatus(StatusCode.Internal, "Incomplete message: the stream ended inside a length-prefixed message.");
+                }
+
+                if (slow is null && messageTimeout is { } timeout && buffer.Length > 0)
+                {
+                    slow = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+                    slow.CancelAfter(timeout);
+                }
+
+                // Need more bytes: everything seen so far is examined, nothing consumed.
+                reader.AdvanceTo(buffer.Start, buffer.End);
+            }
+        }
+        finally
+        {
+            slow?.Dispose();
         }
     }
+
+    /// <summary>The status of a request that did not arrive within the server's request timeout.</summary>
+    public static RpcException SlowMessage(TimeSpan timeout) =>
+        new(StatusCode.DeadlineExceeded, $"The request did not arrive within the server's request timeout ({timeout.TotalSeconds:0.###} s).");
 
     /// <summary>Frames and serializes one message into the writer (not flushed).</summary>
     public static void Write(IBufferWriter<byte> writer, IMessage message, int maxSize)

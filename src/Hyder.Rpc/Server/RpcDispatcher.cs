@@ -1,3 +1,4 @@
+using Hyder.Rpc.Security;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
@@ -59,9 +60,34 @@ public sealed class RpcDispatcher
         }
 
         var path = request.Path.Value ?? string.Empty;
+        CallerIdentity? caller = null;
+        if (_options.Authenticator is { } authenticator)
+        {
+            // Before the method lookup: a caller without credentials learns nothing about the service.
+            var result = authenticator.Authenticate(context);
+            if (result.Caller is null)
+            {
+                Log.Refused(_logger, path, result.Refusal.StatusCode, result.Refusal.Detail, context.Connection.RemoteIpAddress?.ToString() ?? "unknown");
+                TrailersOnly(response, result.Refusal.StatusCode, result.Refusal.Detail);
+                await EndAsync(context).ConfigureAwait(false);
+                return;
+            }
+
+            caller = result.Caller;
+        }
+
         if (!_services.TryGetHandler(path, out var handler))
         {
             TrailersOnly(response, StatusCode.Unimplemented, $"Method {path} is unimplemented.");
+            await EndAsync(context).ConfigureAwait(false);
+            return;
+        }
+
+        if (caller is not null && _options.RequiredRole?.Invoke(path) is { } required && caller.Role < required)
+        {
+            var detail = $"{caller.Name} ({ClientRoles.Name(caller.Role)}) may not call {path}: it needs the {ClientRoles.Name(required)} role.";
+            Log.Refused(_logger, path, StatusCode.PermissionDenied, detail, context.Connection.RemoteIpAddress?.ToString() ?? "unknown");
+            TrailersOnly(response, StatusCode.PermissionDenied, detail);
             await EndAsync(context).ConfigureAwait(false);
             return;
         }
@@ -101,7 +127,7 @@ public sealed class RpcDispatcher
             minRate.MinDataRate = null;
         }
 
-        using var call = new ServerCall(context, _options, path, timeout);
+        using var call = new ServerCall(context, _options, path, timeout, caller);
         var run = RunAsync(handler, call);
         if (call.DeadlineReached is { } deadline && await Task.WhenAny(run, deadline).ConfigureAwait(false) == deadline)
         {

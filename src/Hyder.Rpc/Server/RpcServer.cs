@@ -3,14 +3,18 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
+using System.Security.Authentication;
+using Hyder.Rpc.Security;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
 
 namespace Hyder.Rpc;
 
 /// <summary>
 /// A gRPC server on its own Kestrel, HTTP/2 only: h2c with prior knowledge on a plaintext
-/// endpoint, h2 by ALPN when <see cref="RpcServerOptions.ConfigureEndpoint"/> adds TLS.
+/// endpoint, h2 by ALPN with <see cref="RpcServerOptions.Tls"/>. <see cref="RpcServerOptions.Limits"/>
+/// become Kestrel's limits and a per-address connection cap of our own (<see cref="ConnectionCap"/>).
 /// No configuration files, environment variables or other middleware are involved.
 /// </summary>
 public sealed class RpcServer : IAsyncDisposable
@@ -49,12 +53,26 @@ public sealed class RpcServer : IAsyncDisposable
             builder.Services.AddSingleton(loggerFactory);
         }
 
+        var limits = options.Limits;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
+            ApplyLimits(kestrel.Limits, limits);
             kestrel.Listen(options.EndPoint, listen =>
             {
                 listen.Protocols = HttpProtocols.Http2;
+                if (limits.MaxConnectionsPerAddress is { } perAddress)
+                {
+                    // Before TLS: a refused connection costs no handshake.
+                    var cap = new ConnectionCap(perAddress);
+                    listen.Use(cap.Wrap);
+                }
+
+                if (options.Tls is { } tls)
+                {
+                    listen.UseHttps(Https(tls));
+                }
+
                 options.ConfigureEndpoint?.Invoke(listen);
             });
             options.ConfigureKestrel?.Invoke(kestrel);
@@ -68,6 +86,44 @@ public sealed class RpcServer : IAsyncDisposable
         var addresses = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses;
         var address = new Uri(addresses.First());
         return new RpcServer(app, address, options.ShutdownTimeout);
+    }
+
+    private static void ApplyLimits(KestrelServerLimits kestrel, RpcServerLimits limits)
+    {
+        kestrel.MaxConcurrentConnections = limits.MaxConnections;
+        kestrel.MaxConcurrentUpgradedConnections = limits.MaxConnections;
+        kestrel.Http2.MaxStreamsPerConnection = limits.MaxStreamsPerConnection;
+        kestrel.MaxRequestHeadersTotalSize = limits.MaxHeaderBytes;
+        kestrel.Http2.MaxRequestHeaderFieldSize = limits.MaxHeaderBytes;
+        kestrel.KeepAliveTimeout = limits.IdleTimeout;
+        kestrel.RequestHeadersTimeout = limits.RequestHeadersTimeout;
+
+        // Streams may be long and idle between messages, so Kestrel's body data rate is off
+        // (RpcDispatcher) and RpcServerLimits.RequestTimeout bounds a slow message instead.
+        kestrel.MinRequestBodyDataRate = null;
+    }
+
+    private static HttpsConnectionAdapterOptions Https(RpcServerTls tls)
+    {
+        var https = new HttpsConnectionAdapterOptions
+        {
+            ServerCertificate = tls.Certificate,
+            ServerCertificateChain = tls.Intermediates,
+            SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+            ClientCertificateMode = ClientCertificateMode.NoCertificate,
+        };
+        if (tls.ClientCertificateAuthorities is { } authorities)
+        {
+            https.ClientCertificateMode = tls.ClientCertificateMode == ClientCertificateMode.RequireCertificate
+                ? ClientCertificateMode.RequireCertificate
+                : ClientCertificateMode.AllowCertificate;
+
+            // Only the configured CAs, whatever the system trusts.
+            https.ClientCertificateValidation = (certificate, chain, _) =>
+                RpcTls.IsTrusted(certificate, chain, authorities, RpcTls.ClientAuthOid);
+        }
+
+        return https;
     }
 
     /// <summary>

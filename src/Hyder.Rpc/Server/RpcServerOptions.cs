@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Hyder.Rpc.Security;
 using Microsoft.Extensions.Logging;
 
 namespace Hyder.Rpc;
@@ -16,6 +17,21 @@ public sealed class RpcServerOptions
     /// negotiates <c>h2</c> by ALPN.
     /// </summary>
     public Action<ListenOptions>? ConfigureEndpoint { get; set; }
+
+    /// <summary>TLS on the endpoint (h2 by ALPN); null: h2c (cleartext).</summary>
+    public RpcServerTls? Tls { get; set; }
+
+    /// <summary>Connection, stream, header and timeout limits.</summary>
+    public RpcServerLimits Limits { get; set; } = new();
+
+    /// <summary>Who may call: every call is authenticated before its handler runs. Null: no authentication (every caller may call every method).</summary>
+    public RpcAuthenticator? Authenticator { get; set; }
+
+    /// <summary>
+    /// The role each method (by full name) needs; a caller below it gets PERMISSION_DENIED. Used with
+    /// <see cref="Authenticator"/>; null: every authenticated caller may call every method.
+    /// </summary>
+    public Func<string, ClientRole>? RequiredRole { get; set; }
 
     /// <summary>Configures Kestrel further (limits, HTTP/2 settings) after this library's settings.</summary>
     public Action<KestrelServerOptions>? ConfigureKestrel { get; set; }

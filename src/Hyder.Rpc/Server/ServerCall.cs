@@ -1,5 +1,6 @@
 using System.Net.Sockets;
 using Google.Protobuf;
+using Hyder.Rpc.Security;
 using Microsoft.AspNetCore.Http;
 
 namespace Hyder.Rpc;
@@ -26,11 +27,12 @@ internal sealed class ServerCall : ServerCallContext, IDisposable
     private Metadata? _requestHeaders;
     private bool _completed; // guarded by _writeLock
 
-    public ServerCall(HttpContext http, RpcServerOptions options, string method, TimeSpan? timeout)
+    public ServerCall(HttpContext http, RpcServerOptions options, string method, TimeSpan? timeout, CallerIdentity? caller)
     {
         _http = http;
         _options = options;
         Method = method;
+        Caller = caller;
         if (timeout is { } t && t < s_maxTimer)
         {
             Deadline = DateTime.UtcNow + t;
@@ -47,6 +49,8 @@ internal sealed class ServerCall : ServerCallContext, IDisposable
     }
 
     public override string Method { get; }
+
+    public override CallerIdentity? Caller { get; }
 
     public override string Peer
     {
@@ -81,8 +85,15 @@ internal sealed class ServerCall : ServerCallContext, IDisposable
 
     public bool ClientCancelled => _http.RequestAborted.IsCancellationRequested;
 
-    /// <summary>Reads the next request, or null at the end of the request stream.</summary>
-    public async Task<T?> ReadAsync<T>(MessageParser<T> parser, CancellationToken cancellationToken)
+    /// <summary>
+    /// Reads the next request of a streaming call, or null at the end of the request stream; a
+    /// message must arrive within the request timeout from its first byte.
+    /// </summary>
+    public Task<T?> ReadAsync<T>(MessageParser<T> parser, CancellationToken cancellationToken)
+        where T : class, IMessage<T> =>
+        ReadAsync(parser, _options.Limits.RequestTimeout, cancellationToken);
+
+    private async Task<T?> ReadAsync<T>(MessageParser<T> parser, TimeSpan? messageTimeout, CancellationToken cancellationToken)
         where T : class, IMessage<T>
     {
         using var linked = cancellationToken.CanBeCanceled && cancellationToken != _callCts.Token
@@ -90,7 +101,7 @@ internal sealed class ServerCall : ServerCallContext, IDisposable
             : null;
         try
         {
-            return await MessageFraming.ReadAsync(_http.Request.BodyReader, parser, _options.MaxReceiveMessageSize, linked?.Token ?? _callCts.Token).ConfigureAwait(false);
+            return await MessageFraming.ReadAsync(_http.Request.BodyReader, parser, _options.MaxReceiveMessageSize, linked?.Token ?? _callCts.Token, messageTimeout).ConfigureAwait(false);
         }
         catch (Exception e) when (e is IOException or OperationCanceledException)
         {
@@ -98,18 +109,30 @@ internal sealed class ServerCall : ServerCallContext, IDisposable
         }
     }
 
-    /// <summary>Reads the one request of a unary or server-streaming call.</summary>
+    /// <summary>
+    /// Reads the one request of a unary or server-streaming call: the message and the end of the
+    /// request stream must arrive within the request timeout from the call's start.
+    /// </summary>
     public async Task<T> ReadSingleAsync<T>(MessageParser<T> parser)
         where T : class, IMessage<T>
     {
-        var request = await ReadAsync(parser, default).ConfigureAwait(false)
-            ?? throw new RpcException(StatusCode.Internal, "The request stream ended without a message.");
-        if (await ReadAsync(parser, default).ConfigureAwait(false) is not null)
+        using var slow = _options.Limits.RequestTimeout is { } timeout && timeout < s_maxTimer ? new CancellationTokenSource(timeout) : null;
+        var token = slow?.Token ?? default;
+        try
         {
-            throw new RpcException(StatusCode.Internal, "More than one request message for a method that takes one.");
-        }
+            var request = await ReadAsync(parser, null, token).ConfigureAwait(false)
+                ?? throw new RpcException(StatusCode.Internal, "The request stream ended without a message.");
+            if (await ReadAsync(parser, null, token).ConfigureAwait(false) is not null)
+            {
+                throw new RpcException(StatusCode.Internal, "More than one request message for a method that takes one.");
+            }
 
-        return request;
+            return request;
+        }
+        catch (OperationCanceledException) when (slow is { IsCancellationRequested: true } && !_callCts.IsCancellationRequested)
+        {
+            throw MessageFraming.SlowMessage(_options.Limits.RequestTimeout!.Value);
+        }
     }
 
     /// <summary>Writes one response message and flushes it.</summary>

@@ -17,6 +17,9 @@ public abstract class ServerCallContext
     /// <summary>The full method name, <c>/package.Service/Method</c>.</summary>
     public abstract string Method { get; }
 
+    /// <summary>Who makes the call, when the server authenticates callers (<see cref="RpcServerOptions.Authenticator"/>); null otherwise.</summary>
+    public virtual Security.CallerIdentity? Caller => null;
+
     /// <summary>The caller's address, as <c>ipv4:127.0.0.1:5000</c> or <c>ipv6:[::1]:5000</c>.</summary>
     public abstract string Peer { get; }
 
