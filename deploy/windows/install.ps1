@@ -44,6 +44,7 @@ param(
 
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
+$global:LASTEXITCODE = 0
 $here = $PSScriptRoot
 $repo = Split-Path (Split-Path $here -Parent) -Parent
 
@@ -177,7 +178,10 @@ foreach ($service in $services) {
 
     $commandLine = Get-CommandLine $service
     if (Get-Service -Name $name -ErrorAction SilentlyContinue) {
-        Invoke-Step "sc.exe config $name binPath= $commandLine" { sc.exe config $name binPath= $commandLine | Out-Null }
+        # The registry value itself: passing a quoted path through sc.exe depends on the PowerShell version.
+        Invoke-Step "set the command line of $name (ImagePath) to $commandLine" {
+            Set-ItemProperty -Path "HKLM:\SYSTEM\CurrentControlSet\Services\$name" -Name ImagePath -Value $commandLine
+        }
     } else {
         $new = @{ Name = $name; BinaryPathName = $commandLine; DisplayName = $service.Display; StartupType = 'Automatic'; Description = "Hyder: $($service.Display) ($name). See $InstallDir\share\README.md." }
         if ($Credential) { $new.Credential = $Credential }

@@ -23,6 +23,7 @@ param(
 
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
+$global:LASTEXITCODE = 0
 
 function Invoke-Step([string] $Description, [scriptblock] $Action) {
     Write-Host "+ $Description"

@@ -26,6 +26,6 @@ internal static partial class WindowsDeployFiles
     [GeneratedRegex(@"Folder = '(?<folder>[^']+)'; Exe = '(?<exe>[^']+)'")]
     private static partial Regex ProgramEntry();
 
-    [GeneratedRegex(@"^\s*\[[^\]]+\]\s*\$(?<name>\w+)", RegexOptions.Multiline)]
+    [GeneratedRegex(@"^\s*\[[^\n]*?\]\s*\$(?<name>\w+)", RegexOptions.Multiline)]
     private static partial Regex ParameterName();
 }

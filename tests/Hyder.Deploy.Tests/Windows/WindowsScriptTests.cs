@@ -27,7 +27,7 @@ public sealed partial class WindowsScriptTests
         // Every way a service gets its command line uses it.
         Assert.Equal(["New-Service @new"], NewService().Matches(s_install).Select(m => m.Value));
         Assert.Contains("$new = @{ Name = $name; BinaryPathName = $commandLine;", s_install, StringComparison.Ordinal);
-        Assert.Contains("sc.exe config $name binPath= $commandLine", s_install, StringComparison.Ordinal);
+        Assert.Contains("-Name ImagePath -Value $commandLine", s_install, StringComparison.Ordinal);
         Assert.Contains("$commandLine = Get-CommandLine $service", s_install, StringComparison.Ordinal);
         foreach (var role in new[] { "'server'", "'projection'", "'sequencer'", "'log-unit'" })
         {
@@ -67,6 +67,7 @@ public sealed partial class WindowsScriptTests
     {
         foreach (var script in new[] { s_install, s_uninstall })
         {
+            Assert.Contains("$global:LASTEXITCODE = 0\n", script.ReplaceLineEndings("\n"), StringComparison.Ordinal);
             Assert.Contains("function Invoke-Step([string] $Description, [scriptblock] $Action) {\n    Write-Host \"+ $Description\"\n    if (-not $DryRun) {", script.ReplaceLineEndings("\n"), StringComparison.Ordinal);
             // Nothing changes the machine outside Invoke-Step.
             foreach (var line in script.Split('\n'))
@@ -99,7 +100,11 @@ public sealed partial class WindowsScriptTests
     {
         var readme = WindowsDeployFiles.Read("README.md");
         var parameters = WindowsDeployFiles.Parameters(script);
-        Assert.NotEmpty(parameters);
+        Assert.Equal(
+            script == "install.ps1"
+                ? ["Published", "InstallDir", "ConfigDir", "Roles", "LogUnits", "Account", "Credential", "LogTarget", "NoStart", "DryRun"]
+                : ["InstallDir", "ConfigDir", "RemoveData", "DryRun"],
+            parameters);
         foreach (var parameter in parameters)
         {
             Assert.Contains($"| `-{parameter}", readme, StringComparison.Ordinal);
@@ -153,6 +158,6 @@ public sealed partial class WindowsScriptTests
     [GeneratedRegex(@"""(?<who>\$\{\w+\}):")]
     private static partial Regex Grant();
 
-    [GeneratedRegex(@"^\s*(New-Service|Remove-Item|Copy-Item|New-Item|New-ItemProperty|Set-Content|Stop-Service|Start-Service|icacls|sc\.exe|dotnet publish)\b")]
+    [GeneratedRegex(@"^\s*(New-Service|Remove-Item|Copy-Item|New-Item|New-ItemProperty|Set-ItemProperty|Set-Content|Stop-Service|Start-Service|icacls|sc\.exe|dotnet publish)\b")]
     private static partial Regex Changing();
 }
