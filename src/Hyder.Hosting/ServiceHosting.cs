@@ -121,7 +121,7 @@ public static class ServiceHosting
     /// </summary>
     [SupportedOSPlatform("windows")]
     public static WindowsService CreateWindowsService(string name) =>
-        new(name, new Advapi32ServiceControlManager(), WindowsService.DefaultWaitHint, WindowsService.DefaultTickInterval);
+        new(name, new Advapi32ServiceControlManager(), WindowsService.DefaultWaitHint, WindowsService.DefaultTickInterval, WindowsService.DefaultStartLimit, WindowsService.DefaultStopLimit);
 
     /// <summary>
     /// Replaces the console lifetime with <paramref name="service"/>'s: the host connects to the

@@ -4,7 +4,9 @@ namespace Hyder.Hosting.Windows;
 /// What a service reports to the SCM, and when, as a pure managed state machine:
 /// <list type="bullet">
 /// <item><see cref="Starting"/>: <see cref="ServiceState.StartPending"/>, checkpoint 1, no controls accepted.</item>
-/// <item><see cref="Tick"/>: in a pending state the checkpoint grows by one (the SCM sees progress within the wait hint).</item>
+/// <item><see cref="Tick"/>: in a pending state the checkpoint grows by one (the SCM sees progress within the
+/// wait hint), up to a limit per state: a start or stop that hangs stops showing progress, and the SCM's
+/// own timeout then applies (as systemd's <c>TimeoutStartSec=</c> and <c>TimeoutStopSec=</c> do).</item>
 /// <item><see cref="Started"/>: <see cref="ServiceState.Running"/>, accepting stop, shutdown and preshutdown.</item>
 /// <item><see cref="OnControl"/>: stop, shutdown and preshutdown while running move to
 /// <see cref="ServiceState.StopPending"/> and ask the host to stop; a second stop is ignored; interrogate
@@ -23,14 +25,27 @@ public sealed class ServiceStateMachine
     private readonly Action<ServiceStatusReport> _report;
     private readonly TimeSpan _startWaitHint;
     private readonly TimeSpan _stopWaitHint;
+    private readonly uint _maxStartCheckPoint;
+    private readonly uint _maxStopCheckPoint;
     private readonly Lock _lock = new();
     private ServiceStatusReport _current = new(ServiceState.NotStarted, ServiceAcceptedControls.None, 0, 0, 0, TimeSpan.Zero);
 
     /// <param name="report">Receives every status to report, in order (<see cref="IServiceControlManager.SetStatus"/>).</param>
     /// <param name="startWaitHint">How long the SCM waits between two start checkpoints.</param>
     /// <param name="stopWaitHint">How long the SCM waits between two stop checkpoints.</param>
-    public ServiceStateMachine(Action<ServiceStatusReport> report, TimeSpan startWaitHint, TimeSpan stopWaitHint)
+    /// <param name="maxStartCheckPoint">The last checkpoint <see cref="Tick"/> reports while start is pending.</param>
+    /// <param name="maxStopCheckPoint">The last checkpoint <see cref="Tick"/> reports while stop is pending.</param>
+    public ServiceStateMachine(
+        Action<ServiceStatusReport> report,
+        TimeSpan startWaitHint,
+        TimeSpan stopWaitHint,
+        uint maxStartCheckPoint = uint.MaxValue,
+        uint maxStopCheckPoint = uint.MaxValue)
     {
+        ArgumentOutOfRangeException.ThrowIfZero(maxStartCheckPoint);
+        ArgumentOutOfRangeException.ThrowIfZero(maxStopCheckPoint);
+        _maxStartCheckPoint = maxStartCheckPoint;
+        _maxStopCheckPoint = maxStopCheckPoint;
         ArgumentNullException.ThrowIfNull(report);
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(startWaitHint, TimeSpan.Zero);
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(stopWaitHint, TimeSpan.Zero);
@@ -65,12 +80,21 @@ public sealed class ServiceStateMachine
         }
     }
 
-    /// <summary>In a pending state, reports the next checkpoint; otherwise does nothing. Returns whether it reported.</summary>
+    /// <summary>
+    /// In a pending state below its checkpoint limit, reports the next checkpoint; otherwise does
+    /// nothing. Returns whether it reported.
+    /// </summary>
     public bool Tick()
     {
         lock (_lock)
         {
-            if (_current.State is not (ServiceState.StartPending or ServiceState.StopPending))
+            var limit = _current.State switch
+            {
+                ServiceState.StartPending => _maxStartCheckPoint,
+                ServiceState.StopPending => _maxStopCheckPoint,
+                _ => 0u,
+            };
+            if (_current.CheckPoint >= limit)
             {
                 return false;
             }

@@ -19,6 +19,12 @@ public sealed partial class WindowsService : IDisposable
     /// <summary>How often a pending state reports its next checkpoint.</summary>
     public static readonly TimeSpan DefaultTickInterval = TimeSpan.FromSeconds(1);
 
+    /// <summary>How long a start shows progress at most (the systemd units' <c>TimeoutStartSec=120</c>).</summary>
+    public static readonly TimeSpan DefaultStartLimit = TimeSpan.FromSeconds(120);
+
+    /// <summary>How long a stop shows progress at most (the units' <c>TimeoutStopSec=30</c>; the hosts give their services 15 s).</summary>
+    public static readonly TimeSpan DefaultStopLimit = TimeSpan.FromSeconds(30);
+
     /// <summary>How long <see cref="Complete"/> waits for the dispatcher to return after the stopped report.</summary>
     private static readonly TimeSpan s_dispatcherExit = TimeSpan.FromSeconds(10);
 
@@ -36,7 +42,9 @@ public sealed partial class WindowsService : IDisposable
     /// <param name="scm">The SCM: <see cref="Advapi32ServiceControlManager"/>, or a fake in tests.</param>
     /// <param name="waitHint">The wait hint of the pending states.</param>
     /// <param name="tickInterval">How often a pending state reports progress; shorter than <paramref name="waitHint"/>.</param>
-    public WindowsService(string name, IServiceControlManager scm, TimeSpan waitHint, TimeSpan tickInterval)
+    /// <param name="startLimit">How long a start reports progress; after it the SCM's wait hint runs out and it deems the start hung. Null: no limit.</param>
+    /// <param name="stopLimit">How long a stop reports progress, likewise. Null: no limit.</param>
+    public WindowsService(string name, IServiceControlManager scm, TimeSpan waitHint, TimeSpan tickInterval, TimeSpan? startLimit = null, TimeSpan? stopLimit = null)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         ArgumentNullException.ThrowIfNull(scm);
@@ -45,7 +53,7 @@ public sealed partial class WindowsService : IDisposable
         Name = name;
         _scm = scm;
         _tickInterval = tickInterval;
-        Machine = new ServiceStateMachine(Report, waitHint, waitHint);
+        Machine = new ServiceStateMachine(Report, waitHint, waitHint, CheckPoints(startLimit, tickInterval), CheckPoints(stopLimit, tickInterval));
     }
 
     /// <summary>The service's name.</summary>
@@ -117,6 +125,10 @@ public sealed partial class WindowsService : IDisposable
         Complete(1);
         _dispatcherReturned.Dispose();
     }
+
+    /// <summary>The checkpoints that fit in <paramref name="limit"/> at one per tick (the first is reported at once).</summary>
+    private static uint CheckPoints(TimeSpan? limit, TimeSpan tickInterval) =>
+        limit is { } l ? (uint)Math.Clamp(l / tickInterval + 1, 1, uint.MaxValue) : uint.MaxValue;
 
     private void Dispatch()
     {

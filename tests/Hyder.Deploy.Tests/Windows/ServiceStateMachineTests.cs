@@ -86,6 +86,22 @@ public sealed class ServiceStateMachineTests
     }
 
     [Fact]
+    public void AHungStartOrStopStopsShowingProgressAtItsCheckpointLimit()
+    {
+        var reports = new List<ServiceStatusReport>();
+        var machine = new ServiceStateMachine(reports.Add, s_startHint, s_stopHint, maxStartCheckPoint: 3, maxStopCheckPoint: 2);
+        machine.Starting();
+        Assert.Equal([true, true, false, false], Enumerable.Range(0, 4).Select(_ => machine.Tick()));
+        Assert.Equal(3u, reports[^1].CheckPoint);
+
+        Assert.True(machine.Started());
+        Assert.True(machine.StopRequested());
+        Assert.Equal([true, false], Enumerable.Range(0, 2).Select(_ => machine.Tick()));
+        Assert.Equal((ServiceState.StopPending, 2u), (reports[^1].State, reports[^1].CheckPoint));
+        Assert.True(machine.Stopped(0));
+    }
+
+    [Fact]
     public void ASecondStopOrAShutdownDuringTheStopIsIgnored()
     {
         Run();
