@@ -1,5 +1,9 @@
+using System.Runtime.Versioning;
+using Hyder.Hosting.Windows;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.EventLog;
 
 namespace Hyder.Hosting;
 
@@ -16,7 +20,10 @@ public enum ConsoleLogFormat
     Systemd,
 }
 
-/// <summary>Registration of what <see cref="SystemdNotifyService"/> and the console format need.</summary>
+/// <summary>
+/// Registration of what running as a service needs: <see cref="SystemdNotifyService"/> on Linux,
+/// <see cref="WindowsServiceLifetime"/> on Windows, and the log's target and format.
+/// </summary>
 public static class ServiceHosting
 {
     /// <summary>The values a <c>--log-format</c> option takes.</summary>
@@ -76,6 +83,55 @@ public static class ServiceHosting
     {
         services.AddSingleton<ServiceStatus>();
         services.AddHostedService<SystemdNotifyService>();
+        return services;
+    }
+
+    /// <summary>
+    /// The log <paramref name="options"/> choose: the console in its format, a file
+    /// (<see cref="FileLoggerProvider"/>, opened here so a file that cannot be written is a
+    /// <see cref="HostLoggingException"/> before the host starts), or the Windows event log.
+    /// </summary>
+    public static ILoggingBuilder AddHostLogging(this ILoggingBuilder logging, HostLogOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(logging);
+        ArgumentNullException.ThrowIfNull(options);
+        switch (options.Target)
+        {
+            case LogTarget.File:
+                var provider = new FileLoggerProvider(options.File!);
+                // Registered through a factory so the container disposes (closes) it with the host.
+                logging.Services.AddSingleton<ILoggerProvider>(_ => provider);
+                return logging;
+            case LogTarget.EventLog:
+                if (!OperatingSystem.IsWindows())
+                {
+                    throw new HostLoggingException("--log-target eventlog: the Windows event log exists only on Windows; use console or file.");
+                }
+
+                return logging.AddEventLog(new EventLogSettings { SourceName = options.EventSource, LogName = "Application" });
+            default:
+                return logging.AddHostConsole(options.Format);
+        }
+    }
+
+    /// <summary>
+    /// The Windows service for a host started with <c>--service</c>, named <paramref name="name"/>,
+    /// on the real SCM. The program keeps it across the host's life and calls
+    /// <see cref="WindowsService.Complete"/> with its exit code at the end.
+    /// </summary>
+    [SupportedOSPlatform("windows")]
+    public static WindowsService CreateWindowsService(string name) =>
+        new(name, new Advapi32ServiceControlManager(), WindowsService.DefaultWaitHint, WindowsService.DefaultTickInterval, WindowsService.DefaultStartLimit, WindowsService.DefaultStopLimit);
+
+    /// <summary>
+    /// Replaces the console lifetime with <paramref name="service"/>'s: the host connects to the
+    /// SCM before it starts its services and stops on the SCM's stop, shutdown and preshutdown.
+    /// </summary>
+    public static IServiceCollection AddWindowsServiceLifetime(this IServiceCollection services, WindowsService service)
+    {
+        ArgumentNullException.ThrowIfNull(service);
+        services.AddSingleton(service);
+        services.AddSingleton<IHostLifetime, WindowsServiceLifetime>();
         return services;
     }
 }

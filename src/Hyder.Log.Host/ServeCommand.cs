@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Net;
 using Hyder.Hosting;
+using Hyder.Hosting.Windows;
 using Hyder.Log.Storage;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -47,6 +48,26 @@ internal static class ServeCommand
         Description = $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple).",
     };
 
+    private static readonly Option<string?> s_logTarget = new("--log-target")
+    {
+        Description = $"Where the log goes: {HostLogOptions.TargetValues} (default eventlog with --service, else console; eventlog only on Windows).",
+    };
+
+    private static readonly Option<string?> s_logFile = new("--log-file")
+    {
+        Description = "The log file of --log-target file: appended, one line per event, rolled over to FILE.1 at 64 MiB.",
+    };
+
+    private static readonly Option<string?> s_eventSource = new("--event-source")
+    {
+        Description = "The event source of --log-target eventlog and the service's name with --service (default hyder-log).",
+    };
+
+    private static readonly Option<bool> s_service = new("--service")
+    {
+        Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
+    };
+
     /// <summary>The projection store option, shared with the admin commands.</summary>
     public static readonly Option<string?> ProjectionStore = new("--projection-store")
     {
@@ -65,6 +86,10 @@ internal static class ServeCommand
         root.Options.Add(s_fsync);
         root.Options.Add(ProjectionStore);
         root.Options.Add(s_logFormat);
+        root.Options.Add(s_logTarget);
+        root.Options.Add(s_logFile);
+        root.Options.Add(s_eventSource);
+        root.Options.Add(s_service);
         root.SetAction(RunAsync);
     }
 
@@ -81,17 +106,49 @@ internal static class ServeCommand
             return 2;
         }
 
+        // Created before the host so that the stopped report, the last, carries the exit code.
+        using var service = options.Logging.Service && OperatingSystem.IsWindows() ? ServiceHosting.CreateWindowsService(options.Logging.EventSource) : null;
+        var exitCode = await RunHostAsync(options, service, cancellationToken).ConfigureAwait(false);
+        service?.Complete(exitCode);
+        return exitCode;
+    }
+
+    private static async Task<int> RunHostAsync(HostSettings options, WindowsService? service, CancellationToken cancellationToken)
+    {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
-        builder.Logging.AddHostConsole(options.LogFormat);
+        try
+        {
+            builder.Logging.AddHostLogging(options.Logging);
+        }
+        catch (HostLoggingException e)
+        {
+            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
+            return 2;
+        }
+
         builder.Services.AddSingleton(options);
 
         // First, so READY=1 follows the roles' start and the watchdog outlives their stop.
         builder.Services.AddSystemdNotify();
+        if (service is not null)
+        {
+            builder.Services.AddWindowsServiceLifetime(service);
+        }
+
         builder.Services.AddHostedService<LogHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
         using var host = builder.Build();
-        await host.RunAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await host.RunAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (WindowsServiceException e)
+        {
+            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
+            return 2;
+        }
+
         return 0;
     }
 
@@ -131,9 +188,22 @@ internal static class ServeCommand
             throw new HostConfigurationException($"--slots-per-segment {slots}: a segment holds at least two slots.");
         }
 
-        if (!ServiceHosting.TryParseLogFormat(parse.GetValue(s_logFormat), Environment.GetEnvironmentVariable, out var logFormat))
+        HostLogOptions logging;
+        try
         {
-            throw new HostConfigurationException($"--log-format '{parse.GetValue(s_logFormat)}' is not {ServiceHosting.LogFormatValues}.");
+            logging = HostLogOptions.Read(
+                parse.GetValue(s_service),
+                parse.GetValue(s_logTarget),
+                parse.GetValue(s_logFormat),
+                parse.GetValue(s_logFile),
+                parse.GetValue(s_eventSource),
+                "hyder-log",
+                Environment.GetEnvironmentVariable,
+                OperatingSystem.IsWindows());
+        }
+        catch (HostLoggingException e)
+        {
+            throw new HostConfigurationException(e.Message);
         }
 
         var options = new HostSettings
@@ -148,7 +218,7 @@ internal static class ServeCommand
             SlotsPerSegment = slots,
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
             ProjectionStore = parse.GetValue(ProjectionStore),
-            LogFormat = logFormat,
+            Logging = logging,
         };
         if ((options.Unit || options.Projection) && options.DataDirectory is null)
         {
@@ -187,7 +257,8 @@ internal sealed class HostSettings
 
     public string? ProjectionStore { get; init; }
 
-    public ConsoleLogFormat LogFormat { get; init; }
+    /// <summary>Service and log options: <c>--service</c>, <c>--log-target</c>, <c>--log-format</c>, <c>--log-file</c>, <c>--event-source</c>.</summary>
+    public required HostLogOptions Logging { get; init; }
 }
 
 /// <summary>A command line the host cannot run with; the message says what to change.</summary>

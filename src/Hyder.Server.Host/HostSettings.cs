@@ -57,6 +57,9 @@ internal static class SettingKeys
     public const string Peers = "Broadcast:Peers";
     public const string ClusterId = "Broadcast:ClusterId";
     public const string LogFormat = "Logging:Format";
+    public const string LogTarget = "Logging:Target";
+    public const string LogFile = "Logging:File";
+    public const string EventSource = "Logging:EventSource";
 
     /// <summary>The command-line option of a key, for messages.</summary>
     public static string OptionOf(string key) => key switch
@@ -106,6 +109,9 @@ internal static class SettingKeys
         Peers => "--peer",
         ClusterId => "--cluster-id",
         LogFormat => "--log-format",
+        LogTarget => "--log-target",
+        LogFile => "--log-file",
+        EventSource => "--event-source",
         _ => key,
     };
 }

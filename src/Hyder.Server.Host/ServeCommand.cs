@@ -1,5 +1,6 @@
 using System.CommandLine;
 using Hyder.Hosting;
+using Hyder.Hosting.Windows;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -55,6 +56,11 @@ internal static class ServeCommand
         Description = "Allow an http:// --listen address other than loopback: clients, tokens and data cross the network in cleartext. [Tls:AllowPlaintext]",
     };
 
+    private static readonly Option<bool> s_service = new("--service")
+    {
+        Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
+    };
+
     private static readonly Option<bool> s_groupMeld = new("--group-meld")
     {
         Description = "Group meld on (a cluster setting: every server must agree). [Cluster:GroupMeld]",
@@ -102,6 +108,9 @@ internal static class ServeCommand
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),
         Value("--log-format", SettingKeys.LogFormat, "format", $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple)."),
+        Value("--log-target", SettingKeys.LogTarget, "target", $"Where the log goes: {HostLogOptions.TargetValues} (default eventlog with --service, else console; eventlog only on Windows)."),
+        Value("--log-file", SettingKeys.LogFile, "file", "The log file of --log-target file: appended, one line per event, rolled over to FILE.1 at 64 MiB."),
+        Value("--event-source", SettingKeys.EventSource, "name", "The event source of --log-target eventlog and the service's name with --service (default hyder-server)."),
     ];
 
     /// <summary>Parses <paramref name="args"/> and runs the server or prints help; returns the exit code.</summary>
@@ -146,6 +155,7 @@ internal static class ServeCommand
         root.Options.Add(s_certificateRoles);
         root.Options.Add(s_allowPlaintext);
         root.Subcommands.Add(KeysCommand.Create());
+        root.Options.Add(s_service);
         root.SetAction(RunAsync);
         return root;
     }
@@ -157,32 +167,61 @@ internal static class ServeCommand
     {
         HostSettings settings;
         IConfiguration configuration;
-        ConsoleLogFormat logFormat;
+        HostLogOptions logOptions;
         try
         {
             configuration = BuildConfiguration(parse);
             settings = HostSettings.Read(configuration);
-            if (!ServiceHosting.TryParseLogFormat(configuration[SettingKeys.LogFormat], Environment.GetEnvironmentVariable, out logFormat))
-            {
-                throw new HostConfigurationException($"--log-format [{SettingKeys.LogFormat}] '{configuration[SettingKeys.LogFormat]}' is not {ServiceHosting.LogFormatValues}.");
-            }
+            logOptions = HostLogOptions.Read(
+                parse.GetValue(s_service),
+                configuration[SettingKeys.LogTarget],
+                configuration[SettingKeys.LogFormat],
+                configuration[SettingKeys.LogFile],
+                configuration[SettingKeys.EventSource],
+                "hyder-server",
+                Environment.GetEnvironmentVariable,
+                OperatingSystem.IsWindows(),
+                Describe);
         }
-        catch (HostConfigurationException e)
+        catch (Exception e) when (e is HostConfigurationException or HostLoggingException)
         {
             await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
             return BadConfiguration;
         }
 
+        // Created before the host so that the stopped report, the last, carries the exit code.
+        using var service = logOptions.Service && OperatingSystem.IsWindows() ? ServiceHosting.CreateWindowsService(logOptions.EventSource) : null;
+        var exitCode = await RunHostAsync(settings, configuration, logOptions, service, cancellationToken).ConfigureAwait(false);
+        service?.Complete(exitCode);
+        return exitCode;
+    }
+
+    private static async Task<int> RunHostAsync(HostSettings settings, IConfiguration configuration, HostLogOptions logOptions, WindowsService? service, CancellationToken cancellationToken)
+    {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true, Args = [] });
         // The host's and Kestrel's own lifecycle chatter stays out; the server logs its own ready line.
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         builder.Logging.AddConfiguration(configuration.GetSection("Logging"));
-        builder.Logging.AddHostConsole(logFormat);
+        try
+        {
+            builder.Logging.AddHostLogging(logOptions);
+        }
+        catch (HostLoggingException e)
+        {
+            await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
+            return BadConfiguration;
+        }
+
         builder.Services.AddSingleton(settings);
 
         // First, so READY=1 follows the server's start and the watchdog outlives its stop.
         builder.Services.AddSystemdNotify();
+        if (service is not null)
+        {
+            builder.Services.AddWindowsServiceLifetime(service);
+        }
+
         builder.Services.AddHostedService<ServerHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
         using var host = builder.Build();
@@ -196,6 +235,11 @@ internal static class ServeCommand
             await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
             return BadConfiguration;
         }
+        catch (WindowsServiceException e)
+        {
+            await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
+            return BadConfiguration;
+        }
         catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or Hyder.Log.SharedLogException or TimeoutException)
         {
             // A port in use, an unreachable log: the message says it; a stack trace would not help.
@@ -205,6 +249,16 @@ internal static class ServeCommand
 
         return 0;
     }
+
+    /// <summary>An option with its configuration key, as messages name it.</summary>
+    private static string Describe(string option) => option switch
+    {
+        "--log-format" => $"--log-format [{SettingKeys.LogFormat}]",
+        "--log-target" => $"--log-target [{SettingKeys.LogTarget}]",
+        "--log-file" => $"--log-file [{SettingKeys.LogFile}]",
+        "--event-source" => $"--event-source [{SettingKeys.EventSource}]",
+        _ => option,
+    };
 
     /// <summary>The three configuration layers of a parsed command line; a file that cannot be read throws <see cref="HostConfigurationException"/>.</summary>
     internal static IConfiguration BuildConfiguration(ParseResult parse)
