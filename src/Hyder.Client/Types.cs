@@ -54,6 +54,9 @@ public enum AbortCause
 
     /// <summary>A commutative operation met a value of another type (not an 8-byte integer, ordered value or top-k list).</summary>
     TypeMismatch = 11,
+
+    /// <summary>The transaction read or wrote a key split in the current phase and already changed in it (docs/doppel.md); retryable.</summary>
+    SplitPhase = 12,
 }
 
 /// <summary>What an operation of a one-shot transaction does.</summary>

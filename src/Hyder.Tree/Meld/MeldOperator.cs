@@ -264,24 +264,27 @@ public sealed partial class MeldOperator
     {
         var i = _intention;
 
-        // A split key changed in this phase: the tree does not show it, so no check below would.
-        if (_apply && !_intentionMode && SplitTable is { } table && table.ChangedKeys.Count > 0 && SplitConflict(i, table))
+        if (_apply && !_intentionMode && SplitTable is { } split)
         {
-            return null;
-        }
+            // Operations on split keys and nothing else: staged without visiting the state (Doppel
+            // §5). Such an intention reads and writes nothing, so it cannot conflict.
+            if (i.HasOperations && i.Deletes.Length == 0 && i.RootRanges.Length == 0 && i.SecondRootRanges.Length == 0 && OnlySplitOperations(i.Root, split))
+            {
+                if (StageAll(i.Root, lcs.Root, split))
+                {
+                    return null;
+                }
 
-        // Operations on split keys and nothing else: staged without visiting the state (Doppel §5).
-        if (_apply && !_intentionMode && SplitTable is { } split && i.HasOperations && i.Deletes.Length == 0 && i.RootRanges.Length == 0
-            && i.SecondRootRanges.Length == 0 && OnlySplitOperations(i.Root, split))
-        {
-            if (StageAll(i.Root, lcs.Root, split))
+                _outcome.Committed = true;
+                _outcome.StagedOnly = true;
+                return lcs.Root;
+            }
+
+            // A split key changed in this phase: the tree does not show it, so no check below would.
+            if (split.ChangedKeys.Count > 0 && SplitConflict(i, split))
             {
                 return null;
             }
-
-            _outcome.Committed = true;
-            _outcome.StagedOnly = true;
-            return lcs.Root;
         }
 
         // Serial intention: its snapshot is the last committed state, so its tree is the new state.

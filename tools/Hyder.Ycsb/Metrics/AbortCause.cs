@@ -48,6 +48,9 @@ internal enum AbortCause
     /// <summary>Hyder: a commutative operation met a value of another type.</summary>
     TypeMismatch,
 
+    /// <summary>Hyder: a read or write of a key split in the current phase and changed in it (docs/doppel.md).</summary>
+    SplitPhase,
+
     /// <summary>
     /// Hyder: the server could not learn the outcome (it stopped after appending). Counted with the
     /// aborts, although the transaction may have committed.
@@ -77,6 +80,7 @@ internal static class AbortCauses
         AbortCause.Rejected => "rejected",
         AbortCause.BoundViolated => "bound-violated",
         AbortCause.TypeMismatch => "type-mismatch",
+        AbortCause.SplitPhase => "split-phase",
         AbortCause.Unknown => "unknown-outcome",
         _ => throw new ArgumentOutOfRangeException(nameof(cause), cause, null),
     };

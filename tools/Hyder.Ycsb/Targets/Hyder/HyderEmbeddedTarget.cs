@@ -166,6 +166,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
         AbortCause.SnapshotBeforeCheckpoint => Metrics.AbortCause.SnapshotBeforeCheckpoint,
         AbortCause.BoundViolated => Metrics.AbortCause.BoundViolated,
         AbortCause.TypeMismatch => Metrics.AbortCause.TypeMismatch,
+        AbortCause.SplitPhase => Metrics.AbortCause.SplitPhase,
         _ => Metrics.AbortCause.Other,
     };
 

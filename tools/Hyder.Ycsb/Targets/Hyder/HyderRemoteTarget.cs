@@ -110,6 +110,7 @@ internal sealed class HyderRemoteTarget : ITarget
         ClientAbortCause.SnapshotBeforeCheckpoint => Metrics.AbortCause.SnapshotBeforeCheckpoint,
         ClientAbortCause.BoundViolated => Metrics.AbortCause.BoundViolated,
         ClientAbortCause.TypeMismatch => Metrics.AbortCause.TypeMismatch,
+        ClientAbortCause.SplitPhase => Metrics.AbortCause.SplitPhase,
         _ => Metrics.AbortCause.Other,
     };
 
