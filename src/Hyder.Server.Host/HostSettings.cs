@@ -3,6 +3,7 @@ using System.Net;
 using Hyder.Log.Storage;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
+using Hyder.Tree.Pipeline;
 using Microsoft.Extensions.Configuration;
 
 namespace Hyder.Server.Host;
@@ -34,6 +35,7 @@ internal static class SettingKeys
     public const string Peers = "Broadcast:Peers";
     public const string ClusterId = "Broadcast:ClusterId";
     public const string LogFormat = "Logging:Format";
+    public const string Spin = "Pipeline:Spin";
 
     /// <summary>The command-line option of a key, for messages.</summary>
     public static string OptionOf(string key) => key switch
@@ -62,6 +64,7 @@ internal static class SettingKeys
         Peers => "--peer",
         ClusterId => "--cluster-id",
         LogFormat => "--log-format",
+        Spin => "--spin",
         _ => key,
     };
 }
@@ -158,6 +161,9 @@ internal sealed class HostSettings
             Limits = limits,
             MaxInFlight = Int(c, SettingKeys.MaxInFlight, 512, 1, 1 << 20),
             CheckpointEvery = Int(c, SettingKeys.CheckpointEvery, 0, 0, int.MaxValue),
+            Threading = SpinPolicyOf(c) is var spin && spin == SpinPolicy.SpinThenYield
+                ? new PipelineThreading { Spin = spin, PinToCores = false }
+                : new PipelineThreading { Spin = spin },
         };
 
         var (listen, https) = Address(c);
@@ -200,6 +206,14 @@ internal sealed class HostSettings
             ClusterId = clusterId,
         };
     }
+
+    private static SpinPolicy SpinPolicyOf(IConfiguration c) => Text(c, SettingKeys.Spin) switch
+    {
+        null or "auto" => SpinPolicy.Auto,
+        "spin" => SpinPolicy.Spin,
+        "yield" => SpinPolicy.SpinThenYield,
+        var other => throw Bad(SettingKeys.Spin, $"'{other}' is not a policy: auto, spin or yield."),
+    };
 
     private static HostConfigurationException Bad(string key, string message) =>
         new($"{SettingKeys.OptionOf(key)} ({key}): {message}");

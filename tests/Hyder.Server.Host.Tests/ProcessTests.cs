@@ -103,6 +103,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--log", "--embedded --log tcp:127.0.0.1:7100")]
     [InlineData("--data", "--log file:/nonexistent --data /tmp/x")]
     [InlineData("--fsync", "--embedded --fsync sometimes")]
+    [InlineData("--spin", "--embedded --spin sometimes")]
     [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0")]
     [InlineData("--no-such-option", "--embedded --no-such-option")]
     public async Task BadConfigurationExitsWithTwoAndNamesTheOption(string option, string commandLine)
