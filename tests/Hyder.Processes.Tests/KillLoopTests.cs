@@ -15,6 +15,7 @@ namespace Hyder.Processes.Tests;
 /// reaches the same state hash at the same ordinal, and the history is serializable.
 /// HYDER_KILL_SEED replays a seed; HYDER_KILLS sets the stress run's kill count.
 /// </summary>
+[Collection(RealProcesses.Name)]
 public sealed class KillLoopTests(ITestOutputHelper output)
 {
     [Fact]

@@ -11,6 +11,7 @@ using Xunit.Abstractions;
 namespace Hyder.Processes.Tests;
 
 /// <summary>deploy/local-cluster.sh: start, transactions through the client, status, kill and restart, stop; nothing left running.</summary>
+[Collection(RealProcesses.Name)]
 public sealed partial class LocalClusterScriptTests(ITestOutputHelper output)
 {
     private static string Script => Path.Combine(BuiltProject.RepositoryRoot(), "deploy", "local-cluster.sh");
