@@ -183,7 +183,17 @@ internal static class SoakCommand
             }
 
             await cluster.StartStoppedAsync(CancellationToken.None).ConfigureAwait(false);
-            var verification = await Verifier.VerifyAsync(clients, recorder, firstProcess: 100_000, TimeSpan.FromMinutes(5), CancellationToken.None).ConfigureAwait(false);
+            Verification verification;
+            try
+            {
+                verification = await Verifier.VerifyAsync(clients, recorder, firstProcess: 100_000, TimeSpan.FromMinutes(5), CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is HyderException or OperationCanceledException or HttpRequestException)
+            {
+                Console.Error.WriteLine($"hyder-soak: the verification could not finish: {e}");
+                return 1;
+            }
+
             var judgements = survivors.Select(p => Judge(p.Name, samples.Where(s => s.Process == p.Name).ToArray())).ToArray();
             var flat = judgements.All(j => j.Flat);
             passed = verification.Passed;

@@ -35,6 +35,9 @@ public sealed record Verification(long Ordinal, IReadOnlyList<HyderStateHash> Ha
 /// </summary>
 public static class Verifier
 {
+    /// <summary>Keys per final read.</summary>
+    public const int ReadBatch = 1000;
+
     /// <summary>Verifies; the workload must have stopped. <paramref name="firstProcess"/> numbers the final readers in the history.</summary>
     public static async Task<Verification> VerifyAsync(IReadOnlyList<HyderClient> clients, HistoryRecorder recorder, int firstProcess, TimeSpan timeout, CancellationToken cancellationToken = default)
     {
@@ -46,19 +49,21 @@ public static class Verifier
         var finalReads = new List<Dictionary<long, long[]>>();
         for (var s = 0; s < clients.Count; s++)
         {
+            // In reads of at most ReadBatch keys (a server's operation limit is 1,024 by default),
+            // each its own read-only transaction; the log is quiet, so they all read one state.
             var reads = new Dictionary<long, long[]>();
-            Mop[] mops = [.. keys.Select(Mop.ReadUnknown)];
-            recorder.Invoke(firstProcess + s, mops);
-            if (keys.Length > 0)
+            foreach (var batch in keys.Chunk(ReadBatch))
             {
-                var values = await clients[s].ReadAsync(keys.Select(ListCodec.Key), deadline.Token).ConfigureAwait(false);
-                for (var i = 0; i < keys.Length; i++)
+                recorder.Invoke(firstProcess + s, [.. batch.Select(Mop.ReadUnknown)]);
+                var values = await clients[s].ReadAsync(batch.Select(ListCodec.Key), deadline.Token).ConfigureAwait(false);
+                for (var i = 0; i < batch.Length; i++)
                 {
-                    reads[keys[i]] = ListCodec.Decode(values[i]);
+                    reads[batch[i]] = ListCodec.Decode(values[i]);
                 }
+
+                recorder.Ok(firstProcess + s, [.. batch.Select(k => Mop.Read(k, reads[k]))]);
             }
 
-            recorder.Ok(firstProcess + s, [.. keys.Select(k => Mop.Read(k, reads[k]))]);
             finalReads.Add(reads);
         }
 
