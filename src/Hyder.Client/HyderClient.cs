@@ -155,7 +155,12 @@ public sealed partial class HyderClient : IAsyncDisposable
     public async Task<HyderClusterStatus> GetStatusAsync(CancellationToken cancellationToken = default)
     {
         var r = await UnaryAsync(HyderMethods.Status, new V1.StatusRequest(), cancellationToken).ConfigureAwait(false);
-        return new HyderClusterStatus(r.ServerId, r.LastMelded, r.CommittedSequence, r.InFlight, r.Committed, r.Aborted, r.Pipeline, r.Peers.ToArray());
+        return new HyderClusterStatus(r.ServerId, r.LastMelded, r.CommittedSequence, r.InFlight, r.Committed, r.Aborted, r.Pipeline, r.Peers.ToArray())
+        {
+            Gen2Collections = r.Gen2Collections,
+            ManagedHeapBytes = r.ManagedHeapBytes,
+            WorkingSetBytes = r.WorkingSetBytes,
+        };
     }
 
     /// <summary>A hash of the last committed state, once the server melded at least <paramref name="atLeastOrdinal"/>.</summary>

@@ -197,7 +197,17 @@ public sealed record CommitResult(long Ordinal, long SnapshotSequence, IReadOnly
 /// <param name="Aborted">Transactions the server saw aborted.</param>
 /// <param name="Pipeline">The cluster's pipeline settings.</param>
 /// <param name="Peers">The peers the server broadcasts to.</param>
-public sealed record HyderClusterStatus(string ServerId, long LastMelded, long CommittedSequence, int InFlight, long Committed, long Aborted, string Pipeline, IReadOnlyList<string> Peers);
+public sealed record HyderClusterStatus(string ServerId, long LastMelded, long CommittedSequence, int InFlight, long Committed, long Aborted, string Pipeline, IReadOnlyList<string> Peers)
+{
+    /// <summary>Gen-2 garbage collections in the server process since it started.</summary>
+    public long Gen2Collections { get; init; }
+
+    /// <summary>The server process's managed heap, in bytes (without forcing a collection).</summary>
+    public long ManagedHeapBytes { get; init; }
+
+    /// <summary>The server process's resident set, in bytes.</summary>
+    public long WorkingSetBytes { get; init; }
+}
 
 /// <summary>A hash of a committed state; servers that melded the same log agree on it.</summary>
 /// <param name="Ordinal">The last ordinal melded into the state.</param>

@@ -113,6 +113,9 @@ public sealed partial class HyderService
             Committed = status.Committed,
             Aborted = status.Aborted,
             Pipeline = status.Pipeline,
+            Gen2Collections = GC.CollectionCount(2),
+            ManagedHeapBytes = GC.GetTotalMemory(forceFullCollection: false),
+            WorkingSetBytes = Environment.WorkingSet,
         };
         response.Peers.Add(status.Peers);
         return response;

@@ -5,6 +5,7 @@ using Hyder.Rpc;
 using Hyder.Rpc.Security;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
+using Hyder.Tree.Pipeline;
 using Microsoft.Extensions.Configuration;
 
 namespace Hyder.Server.Host;
@@ -60,6 +61,7 @@ internal static class SettingKeys
     public const string LogTarget = "Logging:Target";
     public const string LogFile = "Logging:File";
     public const string EventSource = "Logging:EventSource";
+    public const string Spin = "Pipeline:Spin";
 
     /// <summary>The command-line option of a key, for messages.</summary>
     public static string OptionOf(string key) => key switch
@@ -112,6 +114,7 @@ internal static class SettingKeys
         LogTarget => "--log-target",
         LogFile => "--log-file",
         EventSource => "--event-source",
+        Spin => "--spin",
         _ => key,
     };
 }
@@ -232,6 +235,9 @@ internal sealed partial class HostSettings
             Limits = limits,
             MaxInFlight = Int(c, SettingKeys.MaxInFlight, 512, 1, 1 << 20),
             CheckpointEvery = Int(c, SettingKeys.CheckpointEvery, 0, 0, int.MaxValue),
+            Threading = SpinPolicyOf(c) is var spin && spin == SpinPolicy.SpinThenYield
+                ? new PipelineThreading { Spin = spin, PinToCores = false }
+                : new PipelineThreading { Spin = spin },
         };
 
         var (listen, https) = Address(c);
@@ -263,6 +269,14 @@ internal sealed partial class HostSettings
             ClusterId = clusterId,
         };
     }
+
+    private static SpinPolicy SpinPolicyOf(IConfiguration c) => Text(c, SettingKeys.Spin) switch
+    {
+        null or "auto" => SpinPolicy.Auto,
+        "spin" => SpinPolicy.Spin,
+        "yield" => SpinPolicy.SpinThenYield,
+        var other => throw Bad(SettingKeys.Spin, $"'{other}' is not a policy: auto, spin or yield."),
+    };
 
     private static HostConfigurationException Bad(string key, string message) =>
         new($"{SettingKeys.OptionOf(key)} ({key}): {message}");

@@ -107,6 +107,7 @@ internal static class ServeCommand
         Value("--max-message-bytes", SettingKeys.MaxMessageBytes, "bytes", "Largest gRPC request or response (default 4194304)."),
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),
+        Value("--spin", SettingKeys.Spin, "policy", "How an idle meld stage waits: auto (spin while every stage thread has a core of its own; default), spin, or yield (spin briefly, then yield, then sleep 1 ms; stage threads not pinned). yield for several servers on one machine."),
         Value("--log-format", SettingKeys.LogFormat, "format", $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple)."),
         Value("--log-target", SettingKeys.LogTarget, "target", $"Where the log goes: {HostLogOptions.TargetValues} (default eventlog with --service, else console; eventlog only on Windows)."),
         Value("--log-file", SettingKeys.LogFile, "file", "The log file of --log-target file: appended, one line per event, rolled over to FILE.1 at 64 MiB."),

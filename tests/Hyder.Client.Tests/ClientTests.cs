@@ -212,8 +212,14 @@ public sealed class ClientTests : IAsyncLifetime
         Assert.Equal(commit.Ordinal, after.Sequence);
         Assert.NotEqual(before.Hash, after.Hash);
 
+        // The server runs in this process: a forced gen-2 collection must show in its count.
+        var gen2 = GC.CollectionCount(2);
+        GC.Collect(2);
         var status = await Client.GetStatusAsync();
         Assert.Equal("fake-1", status.ServerId);
+        Assert.True(status.Gen2Collections > gen2, $"gen-2 collections {status.Gen2Collections}, {gen2} before a forced one");
+        Assert.True(status.ManagedHeapBytes > 0);
+        Assert.True(status.WorkingSetBytes >= status.ManagedHeapBytes / 2, $"working set {status.WorkingSetBytes}, heap {status.ManagedHeapBytes}");
         Assert.Equal(commit.Ordinal, status.LastMelded);
         Assert.Equal(commit.Ordinal, status.CommittedSequence);
         Assert.Equal(1, status.Committed);

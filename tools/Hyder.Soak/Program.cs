@@ -1,0 +1,1 @@
+return await Hyder.Soak.SoakCommand.RunAsync(args).ConfigureAwait(false);
