@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.Net;
 using Hyder.Hosting;
 using Hyder.Log.Storage;
+using Hyder.Log.Transport;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -65,6 +66,7 @@ internal static class ServeCommand
         root.Options.Add(s_fsync);
         root.Options.Add(ProjectionStore);
         root.Options.Add(s_logFormat);
+        ClusterTlsOptions.AddTo(root);
         root.SetAction(RunAsync);
     }
 
@@ -136,8 +138,19 @@ internal static class ServeCommand
             throw new HostConfigurationException($"--log-format '{parse.GetValue(s_logFormat)}' is not {ServiceHosting.LogFormatValues}.");
         }
 
+        TransportSecurity security;
+        try
+        {
+            security = ClusterTlsOptions.Read(parse);
+        }
+        catch (ArgumentException e)
+        {
+            throw new HostConfigurationException(e.Message);
+        }
+
         var options = new HostSettings
         {
+            Security = security,
             Unit = roles.Contains("unit"),
             Sequencer = roles.Contains("sequencer"),
             Projection = roles.Contains("projection"),
@@ -188,6 +201,9 @@ internal sealed class HostSettings
     public string? ProjectionStore { get; init; }
 
     public ConsoleLogFormat LogFormat { get; init; }
+
+    /// <summary>Mutual TLS with the other members, or plaintext when explicitly allowed.</summary>
+    public required TransportSecurity Security { get; init; }
 }
 
 /// <summary>A command line the host cannot run with; the message says what to change.</summary>
