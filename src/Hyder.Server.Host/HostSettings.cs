@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using Hyder.Log.Storage;
+using Hyder.Log.Transport;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
 using Microsoft.Extensions.Configuration;
@@ -34,6 +35,10 @@ internal static class SettingKeys
     public const string Peers = "Broadcast:Peers";
     public const string ClusterId = "Broadcast:ClusterId";
     public const string LogFormat = "Logging:Format";
+    public const string ClusterTlsCertificate = "ClusterTls:Certificate";
+    public const string ClusterTlsKey = "ClusterTls:Key";
+    public const string ClusterTlsCa = "ClusterTls:Ca";
+    public const string ClusterTlsAllowPlaintext = "ClusterTls:AllowPlaintext";
 
     /// <summary>The command-line option of a key, for messages.</summary>
     public static string OptionOf(string key) => key switch
@@ -62,6 +67,10 @@ internal static class SettingKeys
         Peers => "--peer",
         ClusterId => "--cluster-id",
         LogFormat => "--log-format",
+        ClusterTlsCertificate => "--cluster-tls-cert",
+        ClusterTlsKey => "--cluster-tls-key",
+        ClusterTlsCa => "--cluster-ca",
+        ClusterTlsAllowPlaintext => "--cluster-allow-plaintext",
         _ => key,
     };
 }
@@ -103,6 +112,12 @@ internal sealed class HostSettings
     public string ClusterId { get; init; } = "hyder";
 
     public bool Broadcast => BroadcastListen is not null || Peers.Count > 0;
+
+    /// <summary>
+    /// Mutual TLS (or plaintext, when configured) towards the log's hosts and the broadcast peers;
+    /// plaintext and unused for an embedded log without broadcast.
+    /// </summary>
+    public TransportSecurity ClusterSecurity { get; init; } = TransportSecurity.Plaintext;
 
     /// <summary>Reads and checks every setting; throws <see cref="HostConfigurationException"/> naming the first bad one.</summary>
     public static HostSettings Read(IConfiguration c)
@@ -185,8 +200,12 @@ internal sealed class HostSettings
             throw Bad(SettingKeys.ClusterId, "at most 255 UTF-8 bytes.");
         }
 
+        var broadcast = broadcastListen is not null || peers.Count > 0;
+        var clusterSecurity = ReadClusterSecurity(c, needed: !embedded || broadcast);
+
         return new HostSettings
         {
+            ClusterSecurity = clusterSecurity,
             Server = options,
             Listen = listen,
             TlsCertificate = certificate,
@@ -199,6 +218,32 @@ internal sealed class HostSettings
             Peers = peers,
             ClusterId = clusterId,
         };
+    }
+
+    /// <summary>
+    /// The ClusterTls settings: required (TLS or an explicit plaintext) when this server talks to
+    /// other members, loaded and checked whenever they are given.
+    /// </summary>
+    private static TransportSecurity ReadClusterSecurity(IConfiguration c, bool needed)
+    {
+        var certificate = Text(c, SettingKeys.ClusterTlsCertificate);
+        var key = Text(c, SettingKeys.ClusterTlsKey);
+        var ca = Text(c, SettingKeys.ClusterTlsCa);
+        var allowPlaintext = Bool(c, SettingKeys.ClusterTlsAllowPlaintext, false);
+        if (!needed && certificate is null && key is null && ca is null)
+        {
+            return TransportSecurity.Plaintext;
+        }
+
+        try
+        {
+            return TransportSecurity.FromSettings(certificate, key, ca, allowPlaintext);
+        }
+        catch (ArgumentException e)
+        {
+            // The message names the options and their keys, as Bad does.
+            throw new HostConfigurationException(needed || allowPlaintext ? e.Message : e.Message + " (an embedded log without broadcast has no cluster traffic: the ClusterTls settings can go.)");
+        }
     }
 
     private static HostConfigurationException Bad(string key, string message) =>

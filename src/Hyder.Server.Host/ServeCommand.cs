@@ -38,6 +38,11 @@ internal static class ServeCommand
         AllowMultipleArgumentsPerToken = true,
     };
 
+    private static readonly Option<bool> s_allowPlaintext = new("--cluster-allow-plaintext")
+    {
+        Description = "Talk to the log's hosts and the broadcast peers without TLS (a trusted network, tests). A remote log or broadcast needs this or the three --cluster-tls files. [ClusterTls:AllowPlaintext]",
+    };
+
     private static readonly Option<bool> s_groupMeld = new("--group-meld")
     {
         Description = "Group meld on (a cluster setting: every server must agree). [Cluster:GroupMeld]",
@@ -66,6 +71,9 @@ internal static class ServeCommand
         Value("--max-message-bytes", SettingKeys.MaxMessageBytes, "bytes", "Largest gRPC request or response (default 4194304)."),
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),
+        Value("--cluster-tls-cert", SettingKeys.ClusterTlsCertificate, "file", "This member's certificate (PEM; intermediates may follow) for mutual TLS with the log's hosts and the broadcast peers."),
+        Value("--cluster-tls-key", SettingKeys.ClusterTlsKey, "file", "The private key of --cluster-tls-cert (PEM, unencrypted)."),
+        Value("--cluster-ca", SettingKeys.ClusterTlsCa, "file", "The cluster CA (PEM bundle): the only issuer whose member certificates are accepted."),
         Value("--log-format", SettingKeys.LogFormat, "format", $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple)."),
     ];
 
@@ -106,6 +114,7 @@ internal static class ServeCommand
         }
 
         root.Options.Add(s_groupMeld);
+        root.Options.Add(s_allowPlaintext);
         root.Options.Add(s_peers);
         root.SetAction(RunAsync);
         return root;
@@ -204,6 +213,11 @@ internal static class ServeCommand
         if (parse.GetResult(s_groupMeld) is { Implicit: false })
         {
             given[SettingKeys.GroupMeld] = parse.GetValue(s_groupMeld) ? "true" : "false";
+        }
+
+        if (parse.GetResult(s_allowPlaintext) is { Implicit: false })
+        {
+            given[SettingKeys.ClusterTlsAllowPlaintext] = parse.GetValue(s_allowPlaintext) ? "true" : "false";
         }
 
         if (parse.GetResult(s_peers) is { Implicit: false })
