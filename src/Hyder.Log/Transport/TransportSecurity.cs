@@ -111,15 +111,15 @@ public sealed class TransportSecurity : IDisposable
     /// </summary>
     public static TransportSecurity Load(string certificatePath, string keyPath, string caPath)
     {
-        RequireFile(certificatePath, "--cluster-tls-cert (ClusterTls:Certificate)");
-        RequireFile(keyPath, "--cluster-tls-key (ClusterTls:Key)");
-        RequireFile(caPath, "--cluster-ca (ClusterTls:Ca)");
+        var certificateText = ReadPem(certificatePath, "--cluster-tls-cert (ClusterTls:Certificate)");
+        var keyText = ReadPem(keyPath, "--cluster-tls-key (ClusterTls:Key)");
+        var caText = ReadPem(caPath, "--cluster-ca (ClusterTls:Ca)");
         var ca = new X509Certificate2Collection();
         X509Certificate2 certificate;
         var chain = new X509Certificate2Collection();
         try
         {
-            ca.ImportFromPemFile(caPath);
+            ca.ImportFromPem(caText);
         }
         catch (CryptographicException e)
         {
@@ -133,8 +133,8 @@ public sealed class TransportSecurity : IDisposable
 
         try
         {
-            certificate = X509Certificate2.CreateFromPemFile(certificatePath, keyPath);
-            chain.ImportFromPemFile(certificatePath);
+            certificate = X509Certificate2.CreateFromPem(certificateText, keyText);
+            chain.ImportFromPem(certificateText);
         }
         catch (Exception e) when (e is CryptographicException or ArgumentException)
         {
@@ -354,11 +354,34 @@ public sealed class TransportSecurity : IDisposable
         return "does not chain to the cluster CA (" + string.Join(", ", chain.ChainStatus.Select(s => s.Status)) + ")";
     }
 
-    private static void RequireFile(string path, string setting)
+    /// <summary>A PEM file's text; a missing, unreadable or oversized file throws <see cref="ArgumentException"/> naming the setting.</summary>
+    private static string ReadPem(string path, string setting)
     {
-        if (!File.Exists(path))
+        const int MaxPemBytes = 1 << 20;
+        var full = Path.GetFullPath(path);
+        if (!File.Exists(full))
         {
-            throw new ArgumentException($"{setting}: {Path.GetFullPath(path)} does not exist.");
+            throw new ArgumentException($"{setting}: {full} does not exist.");
+        }
+
+        try
+        {
+            using var file = new FileStream(full, FileMode.Open, FileAccess.Read, FileShare.Read, 4096, FileOptions.None);
+            var buffer = new byte[MaxPemBytes + 1];
+            var length = 0;
+            int read;
+            while (length < buffer.Length && (read = file.Read(buffer, length, buffer.Length - length)) > 0)
+            {
+                length += read;
+            }
+
+            return length > MaxPemBytes
+                ? throw new ArgumentException($"{setting}: {full} is larger than {MaxPemBytes} bytes; a PEM certificate, key or CA bundle is far smaller.")
+                : System.Text.Encoding.UTF8.GetString(buffer, 0, length);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new ArgumentException($"{setting}: cannot read {full}: {e.Message}");
         }
     }
 
