@@ -114,6 +114,19 @@ public sealed class ClusterTlsTests : IDisposable
     }
 
     [Fact]
+    public async Task AClientRefusesAUnitWhoseCertificateDoesNotNameTheAddressItDialled()
+    {
+        // The unit's certificate names localhost and 127.0.0.1; it listens on 127.0.0.2 (loopback too).
+        using var unit = LogUnit.Open(new LogUnitOptions { BlockSize = 256 });
+        var server = new LogServer(new IPEndPoint(IPAddress.Parse("127.0.0.2"), 0), unit, security: Tls(_unitCert));
+        await using var _ = server;
+        server.Start();
+        await using var connector = new TcpConnector(256, security: Tls(_clientCert));
+        var e = await Assert.ThrowsAsync<UnitUnreachableException>(async () => await connector.Unit(server.LocalEndPoint.ToString()).WriteAsync(0, 0, new byte[8]));
+        Assert.Contains("(CN=log-unit-1) that does not name 127.0.0.2 in its subject alternative names", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task AUnitRefusesATlsClientThatPresentsNoCertificate()
     {
         using var unit = LogUnit.Open(new LogUnitOptions { BlockSize = 256 });
