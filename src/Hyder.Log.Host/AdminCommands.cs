@@ -2,6 +2,7 @@ using System.CommandLine;
 using Hyder.Log.Admin;
 using Hyder.Log.Client;
 using Hyder.Log.Layout;
+using Hyder.Log.Transport;
 using Microsoft.Extensions.Logging;
 
 namespace Hyder.Log.Host;
@@ -80,9 +81,21 @@ internal static class AdminCommands
             return 2;
         }
 
+        TransportSecurity security;
+        try
+        {
+            security = ClusterTlsOptions.Read(parse);
+        }
+        catch (ArgumentException e)
+        {
+            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
+            return 2;
+        }
+
+        using var owned = security;
         using var loggers = LoggerFactory.Create(b => b.AddSimpleConsole(o => o.SingleLine = true));
-        var store = ProjectionStoreSpec.Open(spec);
-        await using var connector = new TcpConnector(parse.GetValue(s_blockSize));
+        var store = ProjectionStoreSpec.Open(spec, security: security);
+        await using var connector = new TcpConnector(parse.GetValue(s_blockSize), security: security);
         try
         {
             var projection = await action(new LogAdmin(store, connector, loggers.CreateLogger<LogAdmin>()), store).ConfigureAwait(false);

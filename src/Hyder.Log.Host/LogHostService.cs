@@ -55,15 +55,15 @@ internal sealed partial class LogHostService : BackgroundService
         }
         else if (_settings.ProjectionStore is not null)
         {
-            _store = ProjectionStoreSpec.Open(_settings.ProjectionStore);
+            _store = ProjectionStoreSpec.Open(_settings.ProjectionStore, security: _settings.Security);
         }
 
         var sequencer = _settings.Sequencer ? new Sequencer() : null;
-        _server = new LogServer(_settings.EndPoint, _unit, sequencer, _settings.Projection ? _store : null, _loggers.CreateLogger<LogServer>());
+        _server = new LogServer(_settings.EndPoint, _unit, sequencer, _settings.Projection ? _store : null, _loggers.CreateLogger<LogServer>(), security: _settings.Security);
         _server.Start();
         LogReady(_server.LocalEndPoint.Port);
         string[] roles = [.. new[] { (_settings.Unit, "unit"), (_settings.Sequencer, "sequencer"), (_settings.Projection, "projection") }.Where(r => r.Item1).Select(r => r.Item2)];
-        _status.Text = $"Serving {string.Join(", ", roles)} on {_server.LocalEndPoint}";
+        _status.Text = $"Serving {string.Join(", ", roles)} on {_server.LocalEndPoint}{(_settings.Security.IsTls ? " (mutual TLS)" : "")}";
         await base.StartAsync(cancellationToken).ConfigureAwait(false);
     }
 
@@ -75,7 +75,7 @@ internal sealed partial class LogHostService : BackgroundService
         }
 
         var me = _settings.Advertise ?? _server!.LocalEndPoint.ToString();
-        _connector = new TcpConnector(_settings.BlockSize);
+        _connector = new TcpConnector(_settings.BlockSize, security: _settings.Security);
         var admin = new LogAdmin(_store, _connector, _loggers.CreateLogger<LogAdmin>());
         while (!stoppingToken.IsCancellationRequested)
         {
@@ -125,6 +125,7 @@ internal sealed partial class LogHostService : BackgroundService
         }
 
         _unit?.Dispose();
+        _settings.Security.Dispose();
         LogStopped();
     }
 

@@ -3,6 +3,7 @@ using System.Net;
 using Hyder.Hosting;
 using Hyder.Hosting.Windows;
 using Hyder.Log.Storage;
+using Hyder.Log.Transport;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -90,6 +91,7 @@ internal static class ServeCommand
         root.Options.Add(s_logFile);
         root.Options.Add(s_eventSource);
         root.Options.Add(s_service);
+        ClusterTlsOptions.AddTo(root);
         root.SetAction(RunAsync);
     }
 
@@ -206,8 +208,19 @@ internal static class ServeCommand
             throw new HostConfigurationException(e.Message);
         }
 
+        TransportSecurity security;
+        try
+        {
+            security = ClusterTlsOptions.Read(parse);
+        }
+        catch (ArgumentException e)
+        {
+            throw new HostConfigurationException(e.Message);
+        }
+
         var options = new HostSettings
         {
+            Security = security,
             Unit = roles.Contains("unit"),
             Sequencer = roles.Contains("sequencer"),
             Projection = roles.Contains("projection"),
@@ -259,6 +272,9 @@ internal sealed class HostSettings
 
     /// <summary>Service and log options: <c>--service</c>, <c>--log-target</c>, <c>--log-format</c>, <c>--log-file</c>, <c>--event-source</c>.</summary>
     public required HostLogOptions Logging { get; init; }
+
+    /// <summary>Mutual TLS with the other members, or plaintext when explicitly allowed.</summary>
+    public required TransportSecurity Security { get; init; }
 }
 
 /// <summary>A command line the host cannot run with; the message says what to change.</summary>

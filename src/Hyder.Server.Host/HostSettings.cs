@@ -3,6 +3,7 @@ using System.Net;
 using Hyder.Log.Storage;
 using Hyder.Rpc;
 using Hyder.Rpc.Security;
+using Hyder.Log.Transport;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
 using Hyder.Tree.Pipeline;
@@ -62,6 +63,10 @@ internal static class SettingKeys
     public const string LogFile = "Logging:File";
     public const string EventSource = "Logging:EventSource";
     public const string Spin = "Pipeline:Spin";
+    public const string ClusterTlsCertificate = "ClusterTls:Certificate";
+    public const string ClusterTlsKey = "ClusterTls:Key";
+    public const string ClusterTlsCa = "ClusterTls:Ca";
+    public const string ClusterTlsAllowPlaintext = "ClusterTls:AllowPlaintext";
 
     /// <summary>The command-line option of a key, for messages.</summary>
     public static string OptionOf(string key) => key switch
@@ -115,6 +120,10 @@ internal static class SettingKeys
         LogFile => "--log-file",
         EventSource => "--event-source",
         Spin => "--spin",
+        ClusterTlsCertificate => "--cluster-tls-cert",
+        ClusterTlsKey => "--cluster-tls-key",
+        ClusterTlsCa => "--cluster-ca",
+        ClusterTlsAllowPlaintext => "--cluster-allow-plaintext",
         _ => key,
     };
 }
@@ -160,6 +169,12 @@ internal sealed partial class HostSettings
     public string ClusterId { get; init; } = "hyder";
 
     public bool Broadcast => BroadcastListen is not null || Peers.Count > 0;
+
+    /// <summary>
+    /// Mutual TLS (or plaintext, when configured) towards the log's hosts and the broadcast peers;
+    /// plaintext and unused for an embedded log without broadcast.
+    /// </summary>
+    public TransportSecurity ClusterSecurity { get; init; } = TransportSecurity.Plaintext;
 
     /// <summary>Reads and checks every setting; throws <see cref="HostConfigurationException"/> naming the first bad one.</summary>
     public static HostSettings Read(IConfiguration c)
@@ -253,8 +268,12 @@ internal sealed partial class HostSettings
             throw Bad(SettingKeys.ClusterId, "at most 255 UTF-8 bytes.");
         }
 
+        var broadcast = broadcastListen is not null || peers.Count > 0;
+        var clusterSecurity = ReadClusterSecurity(c, needed: !embedded || broadcast);
+
         return new HostSettings
         {
+            ClusterSecurity = clusterSecurity,
             Server = options,
             Listen = listen,
             Tls = tls,
@@ -277,6 +296,32 @@ internal sealed partial class HostSettings
         "yield" => SpinPolicy.SpinThenYield,
         var other => throw Bad(SettingKeys.Spin, $"'{other}' is not a policy: auto, spin or yield."),
     };
+
+    /// <summary>
+    /// The ClusterTls settings: required (TLS or an explicit plaintext) when this server talks to
+    /// other members, loaded and checked whenever they are given.
+    /// </summary>
+    private static TransportSecurity ReadClusterSecurity(IConfiguration c, bool needed)
+    {
+        var certificate = Text(c, SettingKeys.ClusterTlsCertificate);
+        var key = Text(c, SettingKeys.ClusterTlsKey);
+        var ca = Text(c, SettingKeys.ClusterTlsCa);
+        var allowPlaintext = Bool(c, SettingKeys.ClusterTlsAllowPlaintext, false);
+        if (!needed && certificate is null && key is null && ca is null)
+        {
+            return TransportSecurity.Plaintext;
+        }
+
+        try
+        {
+            return TransportSecurity.FromSettings(certificate, key, ca, allowPlaintext);
+        }
+        catch (ArgumentException e)
+        {
+            // The message names the options and their keys, as Bad does.
+            throw new HostConfigurationException(needed || allowPlaintext ? e.Message : e.Message + " (an embedded log without broadcast has no cluster traffic: the ClusterTls settings can go.)");
+        }
+    }
 
     private static HostConfigurationException Bad(string key, string message) =>
         new($"{SettingKeys.OptionOf(key)} ({key}): {message}");

@@ -61,6 +61,11 @@ internal static class ServeCommand
         Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
     };
 
+    private static readonly Option<bool> s_clusterAllowPlaintext = new("--cluster-allow-plaintext")
+    {
+        Description = "Talk to the log's hosts and the broadcast peers without TLS (a trusted network, tests). A remote log or broadcast needs this or the three --cluster-tls files. [ClusterTls:AllowPlaintext]",
+    };
+
     private static readonly Option<bool> s_groupMeld = new("--group-meld")
     {
         Description = "Group meld on (a cluster setting: every server must agree). [Cluster:GroupMeld]",
@@ -108,6 +113,9 @@ internal static class ServeCommand
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),
         Value("--spin", SettingKeys.Spin, "policy", "How an idle meld stage waits: auto (spin while every stage thread has a core of its own; default), spin, or yield (spin briefly, then yield, then sleep 1 ms; stage threads not pinned). yield for several servers on one machine."),
+        Value("--cluster-tls-cert", SettingKeys.ClusterTlsCertificate, "file", "This member's certificate (PEM; intermediates may follow) for mutual TLS with the log's hosts and the broadcast peers."),
+        Value("--cluster-tls-key", SettingKeys.ClusterTlsKey, "file", "The private key of --cluster-tls-cert (PEM, unencrypted)."),
+        Value("--cluster-ca", SettingKeys.ClusterTlsCa, "file", "The cluster CA (PEM bundle): the only issuer whose member certificates are accepted."),
         Value("--log-format", SettingKeys.LogFormat, "format", $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple)."),
         Value("--log-target", SettingKeys.LogTarget, "target", $"Where the log goes: {HostLogOptions.TargetValues} (default eventlog with --service, else console; eventlog only on Windows)."),
         Value("--log-file", SettingKeys.LogFile, "file", "The log file of --log-target file: appended, one line per event, rolled over to FILE.1 at 64 MiB."),
@@ -151,6 +159,7 @@ internal static class ServeCommand
         }
 
         root.Options.Add(s_groupMeld);
+        root.Options.Add(s_clusterAllowPlaintext);
         root.Options.Add(s_peers);
         root.Options.Add(s_apiKeys);
         root.Options.Add(s_certificateRoles);
@@ -316,6 +325,11 @@ internal static class ServeCommand
                     given[$"{key}:{i}"] = values[i];
                 }
             }
+        }
+
+        if (parse.GetResult(s_clusterAllowPlaintext) is { Implicit: false })
+        {
+            given[SettingKeys.ClusterTlsAllowPlaintext] = parse.GetValue(s_clusterAllowPlaintext) ? "true" : "false";
         }
 
         if (parse.GetResult(s_peers) is { Implicit: false })

@@ -57,6 +57,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
                         Listen = _settings.BroadcastListen!,
                         Peers = _settings.Peers,
                         MaxBlockSize = Math.Max(options.Cluster.BlockSize, _log.BlockSize),
+                        Security = _settings.ClusterSecurity,
                     },
                     _loggers.CreateLogger<BroadcastHub>());
                 await _hub.StartAsync(cancellationToken).ConfigureAwait(false);
@@ -189,7 +190,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
 
         try
         {
-            _store = ProjectionStoreSpec.Open(_settings.ProjectionStore!);
+            _store = ProjectionStoreSpec.Open(_settings.ProjectionStore!, security: _settings.ClusterSecurity);
         }
         catch (ArgumentException e)
         {
@@ -198,7 +199,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
 
         var projection = await _store.GetLatestAsync(cancellationToken).ConfigureAwait(false)
             ?? throw new Hyder.Server.Cluster.ServerStartException($"--log (Log:ProjectionStore): {_settings.ProjectionStore} holds no projection; bootstrap the log first (hyder-log admin bootstrap).");
-        _connector = new TcpConnector(projection.BlockSize);
+        _connector = new TcpConnector(projection.BlockSize, security: _settings.ClusterSecurity);
         var client = await LogClient.ConnectAsync(_store, _connector, new LogClientOptions(), _loggers.CreateLogger<LogClient>(), cancellationToken).ConfigureAwait(false);
         LogRemote(_settings.ProjectionStore!, projection.Epoch);
         return client;

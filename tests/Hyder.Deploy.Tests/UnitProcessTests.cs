@@ -69,6 +69,12 @@ public sealed partial class UnitProcessTests(ITestOutputHelper output)
         return process;
     }
 
+    /// <summary>The assignments of a sample environment file, as systemd's <c>EnvironmentFile=</c> reads them.</summary>
+    private static Dictionary<string, string> EnvironmentFile(string sample) =>
+        File.ReadAllLines(Path.Combine(DeployFiles.Directory, sample))
+            .Where(l => l.Length > 0 && l[0] != '#' && l.Contains('=', StringComparison.Ordinal))
+            .ToDictionary(l => l[..l.IndexOf('=', StringComparison.Ordinal)], l => l[(l.IndexOf('=', StringComparison.Ordinal) + 1)..]);
+
     private static async Task<int> TerminateAsync(Process process)
     {
         using (var kill = Process.Start("kill", ["-TERM", process.Id.ToString(CultureInfo.InvariantCulture)]))
@@ -195,7 +201,9 @@ public sealed partial class UnitProcessTests(ITestOutputHelper output)
         });
         using var notify = new NotifySocket();
         var lines = new List<string>();
-        using var process = Start(commandLine, notify, new Dictionary<string, string>(), lines);
+
+        // EnvironmentFile=: the sample's variables (the cluster security choice among them).
+        using var process = Start(commandLine, notify, EnvironmentFile("projection.sample.env"), lines);
         try
         {
             var ready = NotifySocket.Assignments(await notify.WaitForAsync("READY=1", s_patience));

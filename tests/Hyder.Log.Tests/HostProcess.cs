@@ -37,7 +37,7 @@ internal sealed partial class HostProcess : IAsyncDisposable
         // No diagnostic pipes in /tmp: a SIGKILLed process could not remove them.
         start.Environment["DOTNET_EnableDiagnostics"] = "0";
         start.ArgumentList.Add(HostDll);
-        foreach (var arg in args)
+        foreach (var arg in WithClusterSecurity(args))
         {
             start.ArgumentList.Add(arg);
         }
@@ -97,7 +97,7 @@ internal sealed partial class HostProcess : IAsyncDisposable
         // No diagnostic pipes in /tmp: a SIGKILLed process could not remove them.
         start.Environment["DOTNET_EnableDiagnostics"] = "0";
         start.ArgumentList.Add(HostDll);
-        foreach (var arg in args)
+        foreach (var arg in WithClusterSecurity(args))
         {
             start.ArgumentList.Add(arg);
         }
@@ -108,6 +108,13 @@ internal sealed partial class HostProcess : IAsyncDisposable
         await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
         return (process.ExitCode, await stdout + await stderr);
     }
+
+    /// <summary>
+    /// The arguments, with <c>--cluster-allow-plaintext</c> added unless they configure cluster
+    /// TLS or plaintext themselves: the host refuses to guess.
+    /// </summary>
+    private static IEnumerable<string> WithClusterSecurity(string[] args) =>
+        args.Any(a => a.StartsWith("--cluster-", StringComparison.Ordinal)) ? args : [.. args, "--cluster-allow-plaintext"];
 
     /// <summary>SIGKILL: no chance to flush or close anything.</summary>
     public async Task KillAsync()

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using Hyder.Log.Transport;
 using Hyder.Server.Broadcast;
 
 namespace Hyder.Server.Tests;
@@ -12,7 +13,7 @@ internal static class Cluster
     public static readonly TimeSpan Patience = TimeSpan.FromSeconds(10);
 
     public static async Task<BroadcastHub> StartHub(
-        string serverId, string clusterId = "test", int cache = 1024, int queue = 1024, IPEndPoint? listen = null)
+        string serverId, string clusterId = "test", int cache = 1024, int queue = 1024, IPEndPoint? listen = null, TransportSecurity? security = null)
     {
         var hub = new BroadcastHub(new BroadcastOptions
         {
@@ -24,6 +25,7 @@ internal static class Cluster
             ReconnectInitialDelay = TimeSpan.FromMilliseconds(10),
             ReconnectMaxDelay = TimeSpan.FromMilliseconds(100),
             HandshakeTimeout = TimeSpan.FromSeconds(5),
+            Security = security ?? TransportSecurity.Plaintext,
         });
         await hub.StartAsync();
         return hub;
@@ -47,14 +49,17 @@ internal static class Cluster
     }
 
     /// <summary>Polls <paramref name="condition"/> until it holds; fails the test after <see cref="Patience"/>.</summary>
-    public static async Task WaitUntil(Func<bool> condition, string what)
+    public static async Task WaitUntil(Func<bool> condition, string what) => await WaitUntil(condition, () => what);
+
+    /// <summary>As <see cref="WaitUntil(Func{bool}, string)"/>, describing the state at the time of failure.</summary>
+    public static async Task WaitUntil(Func<bool> condition, Func<string> what)
     {
         var clock = Stopwatch.StartNew();
         while (!condition())
         {
             if (clock.Elapsed > Patience)
             {
-                throw new TimeoutException($"Timed out waiting for: {what}");
+                throw new TimeoutException($"Timed out waiting for: {what()}");
             }
 
             await Task.Delay(5);

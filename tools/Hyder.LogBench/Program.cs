@@ -7,7 +7,7 @@ using Hyder.LogBench;
 
 // Loopback appends/s through client -> sequencer -> chain of real unit processes.
 //   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
-//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded] [--batch-tokens]
+//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded] [--batch-tokens] [--tls]
 const string Usage = """
     Hyder.LogBench: appends/s of fixed-size blocks through client -> sequencer -> chain of log units on loopback.
 
@@ -22,6 +22,8 @@ const string Usage = """
       --tokens           also measure sequencer tokens/s
       --embedded         units, sequencer and client in this process (no sockets)
       --batch-tokens     let overlapping appends share one token request
+      --tls              mutual TLS between the client and every host, with a throwaway CA
+                         and member certificates made for this run (default: plaintext)
       --help             this text
     """;
 
@@ -48,7 +50,8 @@ var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppConte
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
 Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
-    $"{settings.BlockSize} B blocks, fsync {settings.Fsync}, {settings.Seconds} s measured after {settings.Warmup} s warm-up, data in {data}");
+    $"{settings.BlockSize} B blocks, fsync {settings.Fsync}, {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
+    $"{(settings.Tls && !settings.Embedded ? "mutual TLS" : "plaintext")}, data in {data}");
 
 if (settings.Embedded)
 {
@@ -68,9 +71,13 @@ if (settings.Embedded)
 }
 
 var hosts = new List<HostProcess>();
+Directory.CreateDirectory(data);
+using var cluster = settings.Tls ? new ThrowawayCluster(data) : null;
+string[] Member(string name) => cluster?.MemberArguments(name) ?? ["--cluster-allow-plaintext"];
+using var security = cluster?.ClientSecurity() ?? TransportSecurity.Plaintext;
 try
 {
-    var control = await HostProcess.StartAsync(configuration, "--role", "projection,sequencer", "--data", Path.Combine(data, "control"), "--port", "0");
+    var control = await HostProcess.StartAsync(configuration, ["--role", "projection,sequencer", "--data", Path.Combine(data, "control"), "--port", "0", .. Member("control")]);
     hosts.Add(control);
     var chains = new List<IReadOnlyList<string>>();
     for (var c = 0; c < settings.Chains; c++)
@@ -78,8 +85,8 @@ try
         var chain = new List<string>();
         for (var r = 0; r < settings.Replicas; r++)
         {
-            var unit = await HostProcess.StartAsync(configuration, "--role", "unit", "--data", Path.Combine(data, $"u{c}{r}"), "--port", "0",
-                "--block-size", settings.BlockSize.ToString(CultureInfo.InvariantCulture), "--fsync", settings.Fsync);
+            var unit = await HostProcess.StartAsync(configuration, ["--role", "unit", "--data", Path.Combine(data, $"u{c}{r}"), "--port", "0",
+                "--block-size", settings.BlockSize.ToString(CultureInfo.InvariantCulture), "--fsync", settings.Fsync, .. Member($"unit-{c}-{r}")]);
             hosts.Add(unit);
             chain.Add(unit.Endpoint);
         }
@@ -87,8 +94,8 @@ try
         chains.Add(chain);
     }
 
-    await using var store = new RemoteProjectionStore(control.Endpoint);
-    await using var connector = new TcpConnector(settings.BlockSize);
+    await using var store = new RemoteProjectionStore(control.Endpoint, security);
+    await using var connector = new TcpConnector(settings.BlockSize, security: security);
     await new LogAdmin(store, connector).BootstrapAsync(new Projection
     {
         Epoch = 1,
@@ -138,6 +145,8 @@ internal sealed class Settings
 
     public bool BatchTokens { get; private set; }
 
+    public bool Tls { get; private set; }
+
     public static Settings Parse(string[] args)
     {
         var s = new Settings();
@@ -164,8 +173,14 @@ internal sealed class Settings
                 case "--tokens": s.Tokens = true; break;
                 case "--embedded": s.Embedded = true; break;
                 case "--batch-tokens": s.BatchTokens = true; break;
+                case "--tls": s.Tls = true; break;
                 default: throw new ArgumentException($"unknown option {args[i]}.");
             }
+        }
+
+        if (s.Tls && s.Embedded)
+        {
+            throw new ArgumentException("--tls and --embedded: the embedded log has no sockets to protect.");
         }
 
         return s;

@@ -64,14 +64,18 @@ public sealed class TcpConnector : ILogConnector, IAsyncDisposable
     private readonly ConcurrentDictionary<string, RemoteConnection> _connections = new(StringComparer.Ordinal);
     private readonly int _maxPayload;
     private readonly TimeSpan _requestTimeout;
+    private readonly TransportSecurity _security;
 
     /// <summary>
     /// Creates a connector for blocks up to <paramref name="blockSize"/> bytes. A server that has
     /// not answered a request within <paramref name="requestTimeout"/> (10 s by default) is
     /// treated as failed: its connection is closed and the calls in flight fail as unreachable.
+    /// Connections use mutual TLS when <paramref name="security"/> says so (null: plaintext); a
+    /// refused handshake fails the call as unreachable, with the reason in its message.
     /// </summary>
-    public TcpConnector(int blockSize = LogUnitOptions.DefaultBlockSize, TimeSpan? requestTimeout = null)
+    public TcpConnector(int blockSize = LogUnitOptions.DefaultBlockSize, TimeSpan? requestTimeout = null, TransportSecurity? security = null)
     {
+        _security = security ?? TransportSecurity.Plaintext;
         _maxPayload = Math.Max(blockSize, LogServer.MaxControlPayload);
         _requestTimeout = requestTimeout ?? TimeSpan.FromSeconds(10);
     }
@@ -83,7 +87,7 @@ public sealed class TcpConnector : ILogConnector, IAsyncDisposable
     public ISequencer Sequencer(string endpoint) => new RemoteSequencer(Connection(endpoint));
 
     private RemoteConnection Connection(string endpoint) =>
-        _connections.GetOrAdd(endpoint, e => new RemoteConnection(e, _maxPayload, TimeSpan.FromSeconds(2), _requestTimeout));
+        _connections.GetOrAdd(endpoint, e => new RemoteConnection(e, _security, _maxPayload, TimeSpan.FromSeconds(2), _requestTimeout));
 
     /// <inheritdoc />
     public async ValueTask DisposeAsync()

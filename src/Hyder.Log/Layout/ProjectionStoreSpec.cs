@@ -9,8 +9,11 @@ namespace Hyder.Log.Layout;
 /// </summary>
 public static class ProjectionStoreSpec
 {
-    /// <summary>Opens the store named by <paramref name="spec"/>; dispose the result if it is disposable.</summary>
-    public static IProjectionStore Open(string spec, HttpClient? http = null)
+    /// <summary>
+    /// Opens the store named by <paramref name="spec"/>; dispose the result if it is disposable.
+    /// A <c>tcp:</c> store is reached with <paramref name="security"/> (null: plaintext).
+    /// </summary>
+    public static IProjectionStore Open(string spec, HttpClient? http = null, TransportSecurity? security = null)
     {
         var colon = spec.IndexOf(':', StringComparison.Ordinal);
         if (colon <= 0)
@@ -24,7 +27,7 @@ public static class ProjectionStoreSpec
         {
             "file" => new FileProjectionStore(rest),
             "etcd" => new EtcdProjectionStore(new EtcdGateway(http ?? new HttpClient(), new Uri(rest.EndsWith('/') ? rest : rest + "/"))),
-            "tcp" => new RemoteProjectionStore(rest),
+            "tcp" => new RemoteProjectionStore(rest, security),
             _ => throw new ArgumentException($"Unknown projection store kind '{kind}' (file, etcd or tcp).", nameof(spec)),
         };
     }

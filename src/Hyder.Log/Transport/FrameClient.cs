@@ -19,7 +19,7 @@ internal sealed class FrameClient : IAsyncDisposable
     private const int MaxInFlight = 1 << SlotBits;
 
     private readonly Socket _socket;
-    private readonly NetworkStream _stream;
+    private readonly Stream _stream;
     private readonly PipeReader _input;
     private readonly PipeWriter _output;
     private readonly int _maxPayload;
@@ -36,13 +36,13 @@ internal sealed class FrameClient : IAsyncDisposable
     private readonly Timer _watchdog;
     private volatile Exception? _broken;
 
-    private FrameClient(Socket socket, string endpoint, int maxPayload, TimeSpan requestTimeout)
+    private FrameClient(Socket socket, Stream stream, string endpoint, int maxPayload, TimeSpan requestTimeout)
     {
         _requestTimeoutMs = (long)requestTimeout.TotalMilliseconds;
         _socket = socket;
         Endpoint = endpoint;
         _maxPayload = maxPayload;
-        _stream = new NetworkStream(socket, ownsSocket: true);
+        _stream = stream;
         _input = PipeReader.Create(_stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
         _output = PipeWriter.Create(_stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
         _watchdog = new Timer(static state => ((FrameClient)state!).CheckOverdue(), this, requestTimeout / 4, requestTimeout / 4);
@@ -56,9 +56,13 @@ internal sealed class FrameClient : IAsyncDisposable
     /// <summary>Whether the connection has failed.</summary>
     public bool IsBroken => _broken is not null;
 
-    /// <summary>Connects to <paramref name="endpoint"/> ("host:port").</summary>
+    /// <summary>
+    /// Connects to <paramref name="endpoint"/> ("host:port"), with a TLS handshake when
+    /// <paramref name="security"/> asks for one; a refused handshake throws
+    /// <see cref="UnitUnreachableException"/> whose message says why.
+    /// </summary>
     public static async Task<FrameClient> ConnectAsync(
-        string endpoint, int maxPayload, TimeSpan timeout, TimeSpan requestTimeout, CancellationToken cancellationToken)
+        string endpoint, TransportSecurity security, int maxPayload, TimeSpan timeout, TimeSpan requestTimeout, CancellationToken cancellationToken)
     {
         var ipEndPoint = ParseEndPoint(endpoint);
         var socket = new Socket(ipEndPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -74,7 +78,17 @@ internal sealed class FrameClient : IAsyncDisposable
             throw new UnitUnreachableException(endpoint, e);
         }
 
-        return new FrameClient(socket, endpoint, maxPayload, requestTimeout);
+        Stream stream;
+        try
+        {
+            stream = await security.ConnectAsync(socket, ipEndPoint, cancellationToken).ConfigureAwait(false);
+        }
+        catch (ClusterTlsException e)
+        {
+            throw new UnitUnreachableException(endpoint, e);
+        }
+
+        return new FrameClient(socket, stream, endpoint, maxPayload, requestTimeout);
     }
 
     /// <summary>Parses "host:port" (an IP address; the log runs on known addresses).</summary>
@@ -315,7 +329,7 @@ public sealed class UnitUnreachableException : SharedLogException
 {
     /// <summary>Creates the exception for <paramref name="endpoint"/>.</summary>
     public UnitUnreachableException(string endpoint, Exception? cause)
-        : base($"Log server {endpoint} is unreachable.", cause ?? new IOException("connection lost"))
+        : base(cause is ClusterTlsException tls ? $"Log server {endpoint} is unreachable: {tls.Message}" : $"Log server {endpoint} is unreachable.", cause ?? new IOException("connection lost"))
     {
         Endpoint = endpoint;
     }

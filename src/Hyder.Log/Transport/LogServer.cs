@@ -21,16 +21,23 @@ public sealed partial class LogServer : IAsyncDisposable
     private readonly List<ServerConnection> _connections = [];
     private readonly List<Task> _running = [];
     private Task? _acceptLoop;
+    private long _refused;
 
-    /// <summary>Binds to <paramref name="endPoint"/> (port 0 picks a free port).</summary>
+    /// <summary>
+    /// Binds to <paramref name="endPoint"/> (port 0 picks a free port). Connections use mutual TLS
+    /// when <paramref name="security"/> says so (null: plaintext): a client without a certificate
+    /// of the cluster CA, or speaking plaintext, is refused at the handshake.
+    /// </summary>
     public LogServer(
         IPEndPoint endPoint,
         LogUnit? unit = null,
         ISequencer? sequencer = null,
         IProjectionStore? projections = null,
         ILogger? logger = null,
-        int maxInFlightPerConnection = 256)
+        int maxInFlightPerConnection = 256,
+        TransportSecurity? security = null)
     {
+        Security = security ?? TransportSecurity.Plaintext;
         Unit = unit;
         Sequencer = sequencer;
         Projections = projections;
@@ -50,6 +57,14 @@ public sealed partial class LogServer : IAsyncDisposable
     public IPEndPoint LocalEndPoint { get; }
 
     internal LogUnit? Unit { get; }
+
+    /// <summary>Plaintext or mutual TLS.</summary>
+    public TransportSecurity Security { get; }
+
+    /// <summary>Connections refused at the TLS handshake (wrong CA, no certificate, plaintext, too slow).</summary>
+    public long RefusedConnections => Interlocked.Read(ref _refused);
+
+    internal void CountRefused() => Interlocked.Increment(ref _refused);
 
     internal ISequencer? Sequencer { get; }
 
@@ -77,7 +92,7 @@ public sealed partial class LogServer : IAsyncDisposable
     public void Start()
     {
         _acceptLoop = AcceptLoopAsync();
-        LogListening(LocalEndPoint, Unit is not null, Sequencer is not null, Projections is not null);
+        LogListening(LocalEndPoint, Security.IsTls ? "mutual TLS" : "plaintext", Unit is not null, Sequencer is not null, Projections is not null);
     }
 
     private async Task AcceptLoopAsync()
@@ -166,6 +181,6 @@ public sealed partial class LogServer : IAsyncDisposable
     [LoggerMessage(Level = LogLevel.Error, Message = "Connection from {Remote} failed")]
     private partial void LogConnectionFailed(string remote, Exception exception);
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Log server listening on {EndPoint} (unit: {Unit}, sequencer: {Sequencer}, projection store: {Projections})")]
-    private partial void LogListening(IPEndPoint endPoint, bool unit, bool sequencer, bool projections);
+    [LoggerMessage(Level = LogLevel.Information, Message = "Log server listening on {EndPoint}, {Security} (unit: {Unit}, sequencer: {Sequencer}, projection store: {Projections})")]
+    private partial void LogListening(IPEndPoint endPoint, string security, bool unit, bool sequencer, bool projections);
 }

@@ -10,14 +10,16 @@ internal sealed class RemoteConnection : IAsyncDisposable
 
     private readonly SemaphoreSlim _connect = new(1, 1);
     private readonly int _maxPayload;
+    private readonly TransportSecurity _security;
     private readonly TimeSpan _connectTimeout;
     private readonly TimeSpan _requestTimeout;
     private FrameClient? _client;
     private long _lastFailure;
     private bool _disposed;
 
-    public RemoteConnection(string endpoint, int maxPayload, TimeSpan connectTimeout, TimeSpan requestTimeout)
+    public RemoteConnection(string endpoint, TransportSecurity security, int maxPayload, TimeSpan connectTimeout, TimeSpan requestTimeout)
     {
+        _security = security;
         _requestTimeout = requestTimeout;
         Endpoint = endpoint;
         _maxPayload = maxPayload;
@@ -67,7 +69,7 @@ internal sealed class RemoteConnection : IAsyncDisposable
 
             try
             {
-                _client = await FrameClient.ConnectAsync(Endpoint, _maxPayload, _connectTimeout, _requestTimeout, cancellationToken).ConfigureAwait(false);
+                _client = await FrameClient.ConnectAsync(Endpoint, _security, _maxPayload, _connectTimeout, _requestTimeout, cancellationToken).ConfigureAwait(false);
                 return _client;
             }
             catch (UnitUnreachableException)

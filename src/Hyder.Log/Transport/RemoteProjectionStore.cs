@@ -8,9 +8,12 @@ public sealed class RemoteProjectionStore : IProjectionStore, IAsyncDisposable
 {
     private readonly RemoteConnection _connection;
 
-    /// <summary>Talks to the projection server at <paramref name="endpoint"/> ("address:port").</summary>
-    public RemoteProjectionStore(string endpoint) =>
-        _connection = new RemoteConnection(endpoint, LogServer.MaxControlPayload, TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(10));
+    /// <summary>
+    /// Talks to the projection server at <paramref name="endpoint"/> ("address:port"), over mutual
+    /// TLS when <paramref name="security"/> says so (null: plaintext).
+    /// </summary>
+    public RemoteProjectionStore(string endpoint, TransportSecurity? security = null) =>
+        _connection = new RemoteConnection(endpoint, security ?? TransportSecurity.Plaintext, LogServer.MaxControlPayload, TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(10));
 
     /// <inheritdoc />
     public async Task<Projection?> GetLatestAsync(CancellationToken cancellationToken = default)

@@ -35,7 +35,25 @@ internal sealed partial class ServerConnection : IDisposable
 
     public async Task RunAsync(CancellationToken stopping)
     {
-        using var stream = new NetworkStream(_socket, ownsSocket: true);
+        Stream stream;
+        try
+        {
+            stream = await _server.Security.AcceptAsync(_socket, Remote, stopping).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+        {
+            if (e is ClusterTlsException)
+            {
+                _server.CountRefused();
+                LogRefused(e.Message);
+            }
+
+            _socket.Dispose();
+            Dispose();
+            return;
+        }
+
+        await using var owned = stream.ConfigureAwait(false);
         var input = PipeReader.Create(stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
         var output = PipeWriter.Create(stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
         var writeLoop = WriteLoopAsync(output);
@@ -189,6 +207,9 @@ internal sealed partial class ServerConnection : IDisposable
             }
         }
     }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Refused a connection: {Reason}")]
+    private partial void LogRefused(string reason);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Closing connection from {Remote}: {Reason}")]
     private partial void LogMalformed(string remote, string reason);

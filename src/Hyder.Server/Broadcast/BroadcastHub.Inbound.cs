@@ -41,7 +41,23 @@ public sealed partial class BroadcastHub
         await Task.Yield();
         var remote = socket.RemoteEndPoint?.ToString() ?? "?";
         var stopping = Stopping;
-        var stream = new NetworkStream(socket, ownsSocket: true);
+        Stream stream;
+        try
+        {
+            stream = await _options.Security.AcceptAsync(socket, remote, stopping).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+        {
+            if (e is ClusterTlsException)
+            {
+                Interlocked.Increment(ref RefusedCount);
+                LogRefusedTls(e.Message);
+            }
+
+            socket.Dispose();
+            return;
+        }
+
         var input = PipeReader.Create(stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 64 * 1024, minimumReadSize: 16 * 1024, leaveOpen: true));
         var output = PipeWriter.Create(stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 4096, leaveOpen: true));
         try
@@ -137,6 +153,9 @@ public sealed partial class BroadcastHub
             }
         }
     }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Broadcast: refused a connection: {Reason}")]
+    private partial void LogRefusedTls(string reason);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Broadcast: closing connection from {Remote}: {Reason}")]
     private partial void LogCorrupt(string remote, string reason);

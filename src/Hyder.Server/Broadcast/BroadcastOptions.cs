@@ -1,4 +1,5 @@
 using System.Net;
+using Hyder.Log.Transport;
 
 namespace Hyder.Server.Broadcast;
 
@@ -35,6 +36,13 @@ public sealed class BroadcastOptions
     /// <summary>The longest wait between reconnection attempts.</summary>
     public TimeSpan ReconnectMaxDelay { get; init; } = TimeSpan.FromSeconds(2);
 
+    /// <summary>
+    /// Plaintext (the default, for tests and in-process clusters) or mutual TLS with the cluster
+    /// CA: both directions then present and check member certificates before the hello exchange,
+    /// and a peer with a certificate of another CA, none, or speaking plaintext is refused.
+    /// </summary>
+    public TransportSecurity Security { get; init; } = TransportSecurity.Plaintext;
+
     /// <summary>How long a connect plus handshake may take before the attempt counts as failed.</summary>
     public TimeSpan HandshakeTimeout { get; init; } = TimeSpan.FromSeconds(5);
 
@@ -45,6 +53,7 @@ public sealed class BroadcastOptions
         ArgumentException.ThrowIfNullOrEmpty(ServerId);
         ArgumentNullException.ThrowIfNull(Listen);
         ArgumentNullException.ThrowIfNull(Peers);
+        ArgumentNullException.ThrowIfNull(Security);
         if (System.Text.Encoding.UTF8.GetByteCount(ClusterId) > BroadcastFrames.MaxIdBytes
             || System.Text.Encoding.UTF8.GetByteCount(ServerId) > BroadcastFrames.MaxIdBytes)
         {

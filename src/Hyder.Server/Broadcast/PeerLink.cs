@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Threading.Channels;
 using Hyder.Log;
+using Hyder.Log.Transport;
 using Microsoft.Extensions.Logging;
 
 namespace Hyder.Server.Broadcast;
@@ -87,7 +88,18 @@ internal sealed partial class PeerLink(BroadcastHub hub, IPEndPoint endPoint)
             }
         }
 
-        var stream = new NetworkStream(socket, ownsSocket: true);
+        Stream stream;
+        try
+        {
+            stream = await options.Security.ConnectAsync(socket, EndPoint, stopping).ConfigureAwait(false);
+        }
+        catch (ClusterTlsException e)
+        {
+            Interlocked.Increment(ref hub.RefusedCount);
+            LogTlsRefused(e.Message);
+            return false;
+        }
+
         var input = PipeReader.Create(stream, new StreamPipeReaderOptions(pool: BufferPool.Segments, bufferSize: 4096, leaveOpen: true));
         var output = PipeWriter.Create(stream, new StreamPipeWriterOptions(pool: BufferPool.Segments, minimumBufferSize: 64 * 1024, leaveOpen: true));
         try
@@ -226,6 +238,9 @@ internal sealed partial class PeerLink(BroadcastHub hub, IPEndPoint endPoint)
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Broadcast: {EndPoint} (server '{PeerId}', cluster '{ClusterId}') refused the handshake or is in another cluster")]
     private partial void LogRefused(IPEndPoint endPoint, string peerId, string clusterId);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Broadcast: {Reason}")]
+    private partial void LogTlsRefused(string reason);
 
     [LoggerMessage(Level = LogLevel.Debug, Message = "Broadcast: cannot reach {EndPoint}: {Reason}")]
     private partial void LogConnectFailed(IPEndPoint endPoint, string reason);

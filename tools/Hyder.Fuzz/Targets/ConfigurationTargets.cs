@@ -40,12 +40,14 @@ internal sealed class ServerConfigTarget : FuzzTarget
               "Limits": { "MaxKeyBytes": 1024, "MaxValueBytes": 65536, "MaxOperations": 1024, "MaxScanRows": 10000, "MaxTopK": 1024, "MaxMessageBytes": 4194304 },
               "MaxInFlight": 512,
               "Broadcast": { "Listen": "10.0.0.1:7401", "Peers": ["10.0.0.2:7401"], "ClusterId": "prod" },
+              "ClusterTls": { "AllowPlaintext": true },
               "Logging": { "LogLevel": { "Default": "Information" } }
             }
             """);
         yield return Json("a remote log", """
             { "ServerId": "s2", "Listen": "http://[::1]:0", "Log": { "ProjectionStore": "tcp:127.0.0.1:7100" },
-              "CheckpointEvery": 1000, "Broadcast": { "Peers": "127.0.0.1:7401, localhost:7402" } }
+              "CheckpointEvery": 1000, "Broadcast": { "Peers": "127.0.0.1:7401, localhost:7402" },
+              "ClusterTls": { "Certificate": "", "AllowPlaintext": "True" } }
             """);
         yield return Json("minimal", """{ "Log": { "Embedded": "true" } }""");
     }
@@ -110,7 +112,7 @@ internal sealed class ServerArgsTarget : FuzzTarget
     {
         yield return Arguments.Seed("embedded", "--embedded", "--listen", "http://127.0.0.1:0", "--server-id", "s1", "--fsync", "none");
         yield return Arguments.Seed("cluster settings", "--embedded", "--data", "/tmp/hyder-data", "--premeld-threads", "2", "--distance", "4", "--group-meld", "--block-size", "1024", "--state-window", "64");
-        yield return Arguments.Seed("remote log and peers", "--log", "tcp:127.0.0.1:7100", "--broadcast-listen", "127.0.0.1:7401", "--peer", "127.0.0.1:7402,127.0.0.1:7403", "--cluster-id", "prod");
+        yield return Arguments.Seed("remote log and peers", "--log", "tcp:127.0.0.1:7100", "--broadcast-listen", "127.0.0.1:7401", "--peer", "127.0.0.1:7402,127.0.0.1:7403", "--cluster-id", "prod", "--cluster-allow-plaintext");
         yield return Arguments.Seed("limits", "--embedded", "--max-key-bytes", "64", "--max-value-bytes", "0", "--max-operations", "8", "--max-scan-rows", "100", "--max-top-k", "16", "--max-message-bytes", "4096", "--max-in-flight", "16", "--checkpoint-every", "100");
         // TLS needs real certificate files, which a fixed corpus cannot hold; keys, roles and limits need none.
         yield return Arguments.Seed("security", "--embedded", "--listen", "http://127.0.0.1:7400", "--api-key", "ci writer sha256:0d0d21fb857f7a6d44a2283cbb0672beea36e157a63554da235440ca1883bdd1", "--anonymous", "reader", "--max-connections", "100", "--max-connections-per-address", "10", "--max-streams-per-connection", "20", "--max-header-bytes", "8192", "--idle-timeout", "60", "--request-headers-timeout", "5", "--request-timeout", "10");
@@ -158,9 +160,9 @@ internal sealed class LogHostArgsTarget : FuzzTarget
 
     protected override IEnumerable<Seed> BuildCorpus()
     {
-        yield return Arguments.Seed("unit", "--role", "unit", "--data", "/tmp/unit", "--port", "7101", "--block-size", "8192", "--slots-per-segment", "1024", "--fsync", "group");
-        yield return Arguments.Seed("sequencer", "--role", "sequencer", "--port", "7100", "--listen", "0.0.0.0", "--advertise", "10.0.0.1:7100", "--projection-store", "file:/tmp/projections");
-        yield return Arguments.Seed("every role", "--role", "unit,sequencer", "--role", "projection", "--data", "/tmp/all", "--listen", "::1", "--port", "0", "--fsync", "none");
+        yield return Arguments.Seed("unit", "--role", "unit", "--data", "/tmp/unit", "--port", "7101", "--block-size", "8192", "--slots-per-segment", "1024", "--fsync", "group", "--cluster-allow-plaintext");
+        yield return Arguments.Seed("sequencer", "--role", "sequencer", "--port", "7100", "--listen", "0.0.0.0", "--advertise", "10.0.0.1:7100", "--projection-store", "file:/tmp/projections", "--cluster-allow-plaintext");
+        yield return Arguments.Seed("every role", "--role", "unit,sequencer", "--role", "projection", "--data", "/tmp/all", "--listen", "::1", "--port", "0", "--fsync", "none", "--cluster-allow-plaintext");
     }
 }
 
