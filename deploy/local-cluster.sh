@@ -138,16 +138,16 @@ command_line() { # the process's command line, one word per line
   local name="$1" i
   case "$name" in
     projection)
-      printf '%s\n' dotnet "$log_dll" --role projection --data "$dir/data/projection" --listen 127.0.0.1 --port "$projection_port" --log-format simple ;;
+      printf '%s\n' dotnet "$log_dll" --role projection --data "$dir/data/projection" --listen 127.0.0.1 --port "$projection_port" --log-format simple --cluster-allow-plaintext ;;
     sequencer)
       # The sequencer keeps no data; the marker argument lets stop/status recognise it.
-      printf '%s\n' dotnet "$log_dll" --role sequencer --projection-store "tcp:127.0.0.1:$projection_port" --listen 127.0.0.1 --port "$sequencer_port" --log-format simple --data "$dir/data/sequencer" ;;
+      printf '%s\n' dotnet "$log_dll" --role sequencer --projection-store "tcp:127.0.0.1:$projection_port" --listen 127.0.0.1 --port "$sequencer_port" --log-format simple --cluster-allow-plaintext --data "$dir/data/sequencer" ;;
     unit-*)
-      printf '%s\n' dotnet "$log_dll" --role unit --data "$dir/data/$name" --listen 127.0.0.1 --port "$(port_of "$name")" --log-format simple ;;
+      printf '%s\n' dotnet "$log_dll" --role unit --data "$dir/data/$name" --listen 127.0.0.1 --port "$(port_of "$name")" --log-format simple --cluster-allow-plaintext ;;
     server-*)
       i="${name#server-}"
       printf '%s\n' dotnet "$server_dll" --log "tcp:127.0.0.1:$projection_port" --server-id "$name" --listen "http://127.0.0.1:$(server_port "$i")" \
-        --broadcast-listen "127.0.0.1:$(broadcast_port "$i")" --cluster-id "local-$BASE_PORT" --spin yield --log-format simple
+        --broadcast-listen "127.0.0.1:$(broadcast_port "$i")" --cluster-id "local-$BASE_PORT" --spin yield --log-format simple --cluster-allow-plaintext
       for p in $(seq 1 "$SERVERS"); do
         [ "$p" = "$i" ] || printf '%s\n' --peer "127.0.0.1:$(broadcast_port "$p")"
       done
@@ -301,7 +301,7 @@ if [ ! -f "$dir/bootstrapped" ]; then
     done
     chains+=(--chain "$chain")
   done
-  dotnet "$log_dll" admin --projection-store "tcp:127.0.0.1:$projection_port" bootstrap --sequencer "127.0.0.1:$sequencer_port" "${chains[@]}" >"$dir/logs/bootstrap.json"
+  dotnet "$log_dll" admin --cluster-allow-plaintext --projection-store "tcp:127.0.0.1:$projection_port" bootstrap --sequencer "127.0.0.1:$sequencer_port" "${chains[@]}" >"$dir/logs/bootstrap.json"
   touch "$dir/bootstrapped"
 fi
 

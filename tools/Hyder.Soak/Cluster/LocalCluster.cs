@@ -154,7 +154,8 @@ public sealed class LocalCluster : IAsyncDisposable
 
         ClusterProcess Log(string name, Placement at, int port, params string[] roleArguments)
         {
-            string[] command = [.. at.Prefix, "dotnet", o.Hosts.LogHost, .. roleArguments, "--listen", at.Address, "--port", Port(port), "--log-format", "simple"];
+            // Plaintext between members, said explicitly (docs/security.md): a test cluster on loopback or namespaces it made.
+            string[] command = [.. at.Prefix, "dotnet", o.Hosts.LogHost, .. roleArguments, "--listen", at.Address, "--port", Port(port), "--log-format", "simple", "--cluster-allow-plaintext"];
             var role = name == "projection" ? ProcessRole.Projection : name == "sequencer" ? ProcessRole.Sequencer : ProcessRole.Unit;
             return new ClusterProcess(name, role, at.Address, port, command, Path.Combine(o.Directory, "logs", name + ".log"));
         }
@@ -184,6 +185,10 @@ public sealed class LocalCluster : IAsyncDisposable
             {
                 "dotnet", o.Hosts.Server, "--log", projectionStore, "--server-id", name, "--listen", $"http://{at.Address}:{grpcPorts[i]}",
                 "--broadcast-listen", $"{at.Address}:{broadcastPorts[i]}", "--cluster-id", $"local-{projectionPort}", "--spin", "yield", "--log-format", "simple",
+
+                // Cleartext clients and members, and no credentials: a test cluster whose addresses
+                // (loopback, or network namespaces the test made) no one else reaches (docs/security.md).
+                "--cluster-allow-plaintext", "--allow-plaintext", "--anonymous", "admin",
             };
             for (var p = 0; p < o.Servers; p++)
             {
@@ -211,7 +216,7 @@ public sealed class LocalCluster : IAsyncDisposable
         var o = Options;
         var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         info.Environment["DOTNET_EnableDiagnostics"] = "0";
-        foreach (var word in (string[])[o.Hosts.LogHost, "admin", "--projection-store", $"tcp:{Projection.Endpoint}", "bootstrap", "--sequencer", Sequencer.Endpoint])
+        foreach (var word in (string[])[o.Hosts.LogHost, "admin", "--cluster-allow-plaintext", "--projection-store", $"tcp:{Projection.Endpoint}", "bootstrap", "--sequencer", Sequencer.Endpoint])
         {
             info.ArgumentList.Add(word);
         }
