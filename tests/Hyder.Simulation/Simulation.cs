@@ -35,6 +35,22 @@ public static class Simulation
     /// <summary>Runs <paramref name="options"/>' seed: steps until the run ends or an invariant breaks, then checks the history.</summary>
     public static SimResult Run(SimOptions options)
     {
+        // Awaits must continue inline on this thread: a host's context (a test runner's) would
+        // capture them and run them elsewhere.
+        var context = SynchronizationContext.Current;
+        SynchronizationContext.SetSynchronizationContext(null);
+        try
+        {
+            return RunHere(options);
+        }
+        finally
+        {
+            SynchronizationContext.SetSynchronizationContext(context);
+        }
+    }
+
+    private static SimResult RunHere(SimOptions options)
+    {
         var cluster = new SimCluster(options);
         var scheduler = cluster.Scheduler;
         var run = scheduler.Spawn(cluster.RunAsync);

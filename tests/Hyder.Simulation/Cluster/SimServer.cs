@@ -40,6 +40,7 @@ internal sealed class SimServer
     private readonly Dictionary<long, TaskCompletionSource<bool?>> _pending = [];
     private readonly NodePool _pool = new(NodePool.DefaultCapacity);
     private bool _stopped;
+    private bool _skipped;
     private long _ordinal;
 
     public SimServer(SimCluster cluster, string name, LogClient log, PipelineOptions pipeline)
@@ -129,9 +130,10 @@ internal sealed class SimServer
             return;
         }
 
-        if (_cluster.Options.PlantSkipOrdinal == _ordinal + 1 && Name == _cluster.LastServerName)
+        if (_cluster.Options.PlantSkipOrdinal == _ordinal + 1 && Name == _cluster.LastServerName && !_skipped)
         {
             // The planted bug of the mutation test: this server never sees one intention.
+            _skipped = true;
             return;
         }
 

@@ -171,6 +171,12 @@ internal sealed class SimDisk : ISlotStore
         {
             _syncScheduled = true;
             var latency = TimeSpan.FromTicks(500 + _scheduler.Random.Next(5_000)) + _image.SlowSync;
+            if (_image.AckBeforeSync)
+            {
+                // Without an fsync the kernel writes dirty pages back later (seconds on Linux).
+                latency += TimeSpan.FromMilliseconds(200);
+            }
+
             _scheduler.After(latency, Sync);
         }
 
