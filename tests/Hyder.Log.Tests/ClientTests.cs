@@ -316,6 +316,63 @@ public sealed class ClientTests
     }
 
     [Fact]
+    public async Task AnAppendWhoseHeadWasDownDoesNotKeepItsTokenIntoANewEpoch()
+    {
+        // Found by the simulation (seed 1711): the head refused the first write (its process was
+        // down), so the append kept its address; the seal then did not count it, and the new
+        // epoch's sequencer started at that address. The append was acknowledged above the new
+        // tail, where no reader looks until the log grows past it.
+        var connector = new InProcessConnector();
+        using var unit = LogUnit.Open(new LogUnitOptions { BlockSize = 64 });
+        var head = new SwitchableUnit(unit);
+        connector.Add("s", new Sequencer());
+        connector.Add("u", head);
+        var store = new MemoryProjectionStore();
+        var admin = new LogAdmin(store, connector);
+        await admin.BootstrapAsync(new Projection { Epoch = 1, BlockSize = 64, Sequencer = "s", Ranges = [new LayoutRange { Start = 0, Chains = [["u"]] }] });
+        await using var client = await LogClient.ConnectAsync(store, connector, new LogClientOptions { RetryDelay = TimeSpan.FromMilliseconds(300) });
+
+        head.Down = true;
+        var append = client.AppendAsync(new byte[] { 1, 2, 3 }).AsTask();
+        await Task.Delay(50);
+        head.Down = false;
+        connector.Add("s", new Sequencer());
+        await admin.NewEpochAsync();
+
+        var address = await append;
+        Assert.True(await client.TailAsync() > address, $"acknowledged at {address}, but the tail is {await client.TailAsync()}");
+        var buffer = new byte[64];
+        Assert.Equal(LogEntryKind.Data, (await client.ReadAsync(address, buffer)).Kind);
+    }
+
+    /// <summary>A unit whose process can be taken down: every call then fails as unreachable (connection refused).</summary>
+    private sealed class SwitchableUnit(ILogUnit inner) : ILogUnit
+    {
+        public volatile bool Down;
+
+        public ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.WriteAsync(epoch, address, block, cancellationToken);
+
+        public ValueTask<UnitReply> ReadAsync(long epoch, long address, Memory<byte> destination, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.ReadAsync(epoch, address, destination, cancellationToken);
+
+        public ValueTask<UnitReply> FillAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.FillAsync(epoch, address, cancellationToken);
+
+        public ValueTask<UnitReply> TrimAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.TrimAsync(epoch, address, cancellationToken);
+
+        public ValueTask<UnitReply> PrefixTrimAsync(long epoch, long before, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.PrefixTrimAsync(epoch, before, cancellationToken);
+
+        public ValueTask<UnitReply> SealAsync(long epoch, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.SealAsync(epoch, cancellationToken);
+
+        public ValueTask<UnitReply> HighestAsync(long epoch, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.HighestAsync(epoch, cancellationToken);
+    }
+
+    [Fact]
     public async Task ReadsAnswerFromAnotherReplicaWhileTheTailIsDown()
     {
         await using var log = await OpenAsync(chains: 1, replicas: 2);

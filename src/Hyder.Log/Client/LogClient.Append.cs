@@ -45,8 +45,21 @@ public sealed partial class LogClient
             // sequencer starts above it. Retry the same address until the chain has the block or
             // someone else's block or fill took the address.
             var retry = false;
+            var tokenEpoch = view.Epoch;
             while (true)
             {
+                if (retry && view.Epoch != tokenEpoch
+                    && await HeadIsEmptyAsync(view.ChainFor(address)[0], view.Epoch, address, cancellationToken).ConfigureAwait(false))
+                {
+                    // A new epoch, and the head holds nothing at the address: our write never
+                    // reached it (an unanswered write may not have been sent at all: a refused
+                    // connection), so the seal did not count the address and the new sequencer
+                    // hands it out again. Keeping it would acknowledge a block above the new
+                    // tail, invisible to readers until the log grows past it (found by the
+                    // simulation, seed 1711). The token is void.
+                    break;
+                }
+
                 // The chain write is inlined (not a helper method): one pooled state machine per append.
                 var outcome = ChainOutcome.Done;
                 var chain = view.ChainFor(address);
@@ -118,6 +131,35 @@ public sealed partial class LogClient
         {
             var reply = await unit.ReadAsync(epoch, address, buffer, cancellationToken).ConfigureAwait(false);
             return reply.Status == LogStatus.Ok && buffer.AsSpan(0, (int)reply.Value).SequenceEqual(block.Span);
+        }
+        catch (UnitUnreachableException)
+        {
+            return false;
+        }
+        finally
+        {
+            BufferPool.Arrays.Return(buffer);
+        }
+    }
+
+    /// <summary>
+    /// Whether the head certainly holds nothing at <paramref name="address"/> and never will from
+    /// a write of an older epoch: the head is sealed at the client's epoch first (a no-op if the
+    /// reconfiguration sealed it; it may have been skipped as unreachable), so a write of ours
+    /// still in flight is turned away, then read.
+    /// </summary>
+    private async ValueTask<bool> HeadIsEmptyAsync(ILogUnit head, long epoch, long address, CancellationToken cancellationToken)
+    {
+        var buffer = BufferPool.Arrays.Rent(BlockSize);
+        try
+        {
+            if ((await head.SealAsync(epoch, cancellationToken).ConfigureAwait(false)).Status != LogStatus.Ok)
+            {
+                return false;
+            }
+
+            var reply = await head.ReadAsync(epoch, address, buffer, cancellationToken).ConfigureAwait(false);
+            return reply.Status == LogStatus.Unwritten;
         }
         catch (UnitUnreachableException)
         {
