@@ -48,15 +48,8 @@ public sealed partial class LogClient
             var tokenEpoch = view.Epoch;
             while (true)
             {
-                if (retry && view.Epoch != tokenEpoch
-                    && await HeadIsEmptyAsync(view.ChainFor(address)[0], view.Epoch, address, cancellationToken).ConfigureAwait(false))
+                if (retry && view.Epoch != tokenEpoch && await VoidAfterReconfigurationAsync(view, address, cancellationToken).ConfigureAwait(false))
                 {
-                    // A new epoch, and the head holds nothing at the address: our write never
-                    // reached it (an unanswered write may not have been sent at all: a refused
-                    // connection), so the seal did not count the address and the new sequencer
-                    // hands it out again. Keeping it would acknowledge a block above the new
-                    // tail, invisible to readers until the log grows past it (found by the
-                    // simulation, seed 1711). The token is void.
                     break;
                 }
 
@@ -139,6 +132,35 @@ public sealed partial class LogClient
         finally
         {
             BufferPool.Arrays.Return(buffer);
+        }
+    }
+
+    /// <summary>
+    /// Whether a token kept through a reconfiguration is void: the seal did not count its address,
+    /// so the new sequencer hands it out again, and completing our write there would acknowledge a
+    /// block above the new tail, invisible to readers until the log grows past it (found by the
+    /// simulation, seeds 1711 and 1988). Two ways that happens: our write never reached the head
+    /// (an unanswered write may not have been sent at all: a refused connection), or the head
+    /// was unreachable during the seal and accepted our write of the old epoch after it. In the
+    /// second case our block stays on the head, unacknowledged: a reader may complete the chain
+    /// with it later, so the block can appear twice in the log (as any retried append can after
+    /// a timeout).
+    /// </summary>
+    private async ValueTask<bool> VoidAfterReconfigurationAsync(ClientView view, long address, CancellationToken cancellationToken)
+    {
+        if (await HeadIsEmptyAsync(view.ChainFor(address)[0], view.Epoch, address, cancellationToken).ConfigureAwait(false))
+        {
+            return true;
+        }
+
+        try
+        {
+            var tail = await view.Sequencer.NextAsync(view.Epoch, 0, cancellationToken).ConfigureAwait(false);
+            return tail.Status == LogStatus.Ok && tail.Address <= address;
+        }
+        catch (UnitUnreachableException)
+        {
+            return false;
         }
     }
 
