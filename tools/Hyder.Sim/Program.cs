@@ -78,10 +78,12 @@ internal static class SimCommand
         var clock = Stopwatch.StartNew();
         var stopAt = minutes > 0 ? TimeSpan.FromMinutes(minutes) : TimeSpan.MaxValue;
         var ran = 0L;
+        var totals = new SimStats();
         for (var s = start; (seeds == 0 || s < start + seeds) && clock.Elapsed < stopAt; s++)
         {
             var result = Simulation.Run(Options(s, verbose: false));
             ran++;
+            totals.Add(result.Stats);
             if (!result.Passed)
             {
                 output.WriteLine(result.Describe());
@@ -101,6 +103,7 @@ internal static class SimCommand
         }
 
         output.WriteLine($"{ran} seeds passed ({start}..{start + ran - 1}) with faults '{faults.Name}' in {clock.Elapsed.TotalSeconds:F1} s");
+        output.WriteLine($"totals: {totals}");
         return 0;
     }
 }

@@ -330,6 +330,24 @@ public sealed class SimStats
 
     public long Ordinals { get; set; }
 
+    /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
+    public void Add(SimStats other)
+    {
+        Committed += other.Committed;
+        Failed += other.Failed;
+        Indeterminate += other.Indeterminate;
+        UnitCrashes += other.UnitCrashes;
+        ServerCrashes += other.ServerCrashes;
+        SequencerCrashes += other.SequencerCrashes;
+        Epochs += other.Epochs;
+        Partitions += other.Partitions;
+        BitFlips += other.BitFlips;
+        FullDisks += other.FullDisks;
+        TornSlotsCut += other.TornSlotsCut;
+        CorruptSlots += other.CorruptSlots;
+        Ordinals += other.Ordinals;
+    }
+
     /// <inheritdoc />
     public override string ToString() =>
         $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}";
