@@ -74,7 +74,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
     /// Opens a unit over a slot store of the caller's (the simulation's disk), running the same
     /// recovery as <see cref="Open(LogUnitOptions, ILogger?)"/>.
     /// </summary>
-    internal static LogUnit Open(ISlotStore store, int blockSize, ILogger? logger = null)
+    internal static LogUnit OpenOn(ISlotStore store, int blockSize, ILogger? logger = null)
     {
         var unit = new LogUnit(store, blockSize, logger ?? NullLogger.Instance);
         unit.Recover();

@@ -155,7 +155,7 @@ internal sealed partial class SimCluster
         }
 
         var disk = new SimDisk(_disks[name], Scheduler);
-        var unit = LogUnit.Open(disk, Options.BlockSize);
+        var unit = LogUnit.OpenOn(disk, Options.BlockSize);
         _live[name] = (new CheckedUnit(this, name, unit), disk);
         var report = unit.Recovery;
         Trace.Add($"{name} up: {report}");
