@@ -316,6 +316,87 @@ public sealed class ClientTests
     }
 
     [Fact]
+    public async Task AnAppendCompletedOnAHeadTheSealMissedDoesNotKeepItsTokenIntoANewEpoch()
+    {
+        // Found by the simulation (seed 1988): the head took the write, the tail was down; the
+        // reconfiguration could not reach the head and sealed only the tail, so the new sequencer
+        // started at the address. Completing the chain there in the new epoch acknowledged the
+        // block above the new tail.
+        var connector = new InProcessConnector();
+        using var headUnit = LogUnit.Open(new LogUnitOptions { BlockSize = 64 });
+        using var tailUnit = LogUnit.Open(new LogUnitOptions { BlockSize = 64 });
+        var head = new SwitchableUnit(headUnit);
+        var tail = new SwitchableUnit(tailUnit);
+        connector.Add("s", new Sequencer());
+        connector.Add("h", head);
+        connector.Add("t", tail);
+        var store = new MemoryProjectionStore();
+        var admin = new LogAdmin(store, connector);
+        await admin.BootstrapAsync(new Projection { Epoch = 1, BlockSize = 64, Sequencer = "s", Ranges = [new LayoutRange { Start = 0, Chains = [["h", "t"]] }] });
+        await using var client = await LogClient.ConnectAsync(store, connector, new LogClientOptions { RetryDelay = TimeSpan.FromSeconds(1) });
+
+        tail.Down = true;
+        var append = client.AppendAsync(new byte[] { 1, 2, 3 }).AsTask();
+        await tail.Refused;
+        head.Down = true;
+        tail.Down = false;
+        connector.Add("s", new Sequencer());
+        await admin.NewEpochAsync();
+        head.Down = false;
+
+        var address = await append;
+        Assert.True(await client.TailAsync() > address, $"acknowledged at {address}, but the tail is {await client.TailAsync()}");
+        var buffer = new byte[64];
+        Assert.Equal(LogEntryKind.Data, (await client.ReadAsync(address, buffer)).Kind);
+        Assert.Equal(new byte[] { 1, 2, 3 }, buffer[..3]);
+    }
+
+    /// <summary>A unit whose process can be taken down: every call then fails as unreachable (connection refused).</summary>
+    private sealed class SwitchableUnit(ILogUnit inner) : ILogUnit
+    {
+        private readonly TaskCompletionSource _refused = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private volatile bool _down;
+
+        public bool Down
+        {
+            get => _down;
+            set => _down = value;
+        }
+
+        /// <summary>Completes once a write was refused while down.</summary>
+        public Task Refused => _refused.Task;
+
+        public ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
+        {
+            if (Down)
+            {
+                _refused.TrySetResult();
+                throw new Hyder.Log.Transport.UnitUnreachableException("u", null);
+            }
+
+            return inner.WriteAsync(epoch, address, block, cancellationToken);
+        }
+
+        public ValueTask<UnitReply> ReadAsync(long epoch, long address, Memory<byte> destination, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.ReadAsync(epoch, address, destination, cancellationToken);
+
+        public ValueTask<UnitReply> FillAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.FillAsync(epoch, address, cancellationToken);
+
+        public ValueTask<UnitReply> TrimAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.TrimAsync(epoch, address, cancellationToken);
+
+        public ValueTask<UnitReply> PrefixTrimAsync(long epoch, long before, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.PrefixTrimAsync(epoch, before, cancellationToken);
+
+        public ValueTask<UnitReply> SealAsync(long epoch, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.SealAsync(epoch, cancellationToken);
+
+        public ValueTask<UnitReply> HighestAsync(long epoch, CancellationToken cancellationToken = default) =>
+            Down ? throw new Hyder.Log.Transport.UnitUnreachableException("u", null) : inner.HighestAsync(epoch, cancellationToken);
+    }
+
+    [Fact]
     public async Task ReadsAnswerFromAnotherReplicaWhileTheTailIsDown()
     {
         await using var log = await OpenAsync(chains: 1, replicas: 2);

@@ -68,7 +68,7 @@ public sealed partial class LogAdmin
         {
             // A unit that is alive but does not answer (stopped, hung disk) counts as unreachable.
             var reply = await _connector.Unit(unit).SealAsync(epoch, cancellationToken).AsTask()
-                .WaitAsync(TimeSpan.FromSeconds(5), cancellationToken).ConfigureAwait(false);
+                .WaitAsync(TimeSpan.FromSeconds(5), _time, cancellationToken).ConfigureAwait(false);
             if (reply.Status == LogStatus.Ok)
             {
                 return reply.Value;

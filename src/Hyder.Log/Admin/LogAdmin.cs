@@ -17,13 +17,18 @@ public sealed partial class LogAdmin
     private readonly IProjectionStore _store;
     private readonly ILogConnector _connector;
     private readonly ILogger _logger;
+    private readonly TimeProvider _time;
 
-    /// <summary>Creates an administrator over <paramref name="store"/>.</summary>
-    public LogAdmin(IProjectionStore store, ILogConnector connector, ILogger? logger = null)
+    /// <summary>
+    /// Creates an administrator over <paramref name="store"/>; <paramref name="timeProvider"/>
+    /// times the seal calls (the system clock by default, a virtual one in the simulation).
+    /// </summary>
+    public LogAdmin(IProjectionStore store, ILogConnector connector, ILogger? logger = null, TimeProvider? timeProvider = null)
     {
         _store = store;
         _connector = connector;
         _logger = logger ?? NullLogger.Instance;
+        _time = timeProvider ?? TimeProvider.System;
     }
 
     /// <summary>Installs the first projection (epoch 1) and starts the sequencer above the units' tails.</summary>

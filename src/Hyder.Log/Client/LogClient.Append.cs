@@ -45,8 +45,14 @@ public sealed partial class LogClient
             // sequencer starts above it. Retry the same address until the chain has the block or
             // someone else's block or fill took the address.
             var retry = false;
+            var tokenEpoch = view.Epoch;
             while (true)
             {
+                if (retry && view.Epoch != tokenEpoch && await VoidAfterReconfigurationAsync(view, address, cancellationToken).ConfigureAwait(false))
+                {
+                    break;
+                }
+
                 // The chain write is inlined (not a helper method): one pooled state machine per append.
                 var outcome = ChainOutcome.Done;
                 var chain = view.ChainFor(address);
@@ -118,6 +124,64 @@ public sealed partial class LogClient
         {
             var reply = await unit.ReadAsync(epoch, address, buffer, cancellationToken).ConfigureAwait(false);
             return reply.Status == LogStatus.Ok && buffer.AsSpan(0, (int)reply.Value).SequenceEqual(block.Span);
+        }
+        catch (UnitUnreachableException)
+        {
+            return false;
+        }
+        finally
+        {
+            BufferPool.Arrays.Return(buffer);
+        }
+    }
+
+    /// <summary>
+    /// Whether a token kept through a reconfiguration is void: the seal did not count its address,
+    /// so the new sequencer hands it out again, and completing our write there would acknowledge a
+    /// block above the new tail, invisible to readers until the log grows past it (found by the
+    /// simulation, seeds 1711 and 1988). Two ways that happens: our write never reached the head
+    /// (an unanswered write may not have been sent at all: a refused connection), or the head
+    /// was unreachable during the seal and accepted our write of the old epoch after it. In the
+    /// second case our block stays on the head, unacknowledged: a reader may complete the chain
+    /// with it later, so the block can appear twice in the log (as any retried append can after
+    /// a timeout).
+    /// </summary>
+    private async ValueTask<bool> VoidAfterReconfigurationAsync(ClientView view, long address, CancellationToken cancellationToken)
+    {
+        if (await HeadIsEmptyAsync(view.ChainFor(address)[0], view.Epoch, address, cancellationToken).ConfigureAwait(false))
+        {
+            return true;
+        }
+
+        try
+        {
+            var tail = await view.Sequencer.NextAsync(view.Epoch, 0, cancellationToken).ConfigureAwait(false);
+            return tail.Status == LogStatus.Ok && tail.Address <= address;
+        }
+        catch (UnitUnreachableException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// Whether the head certainly holds nothing at <paramref name="address"/> and never will from
+    /// a write of an older epoch: the head is sealed at the client's epoch first (a no-op if the
+    /// reconfiguration sealed it; it may have been skipped as unreachable), so a write of ours
+    /// still in flight is turned away, then read.
+    /// </summary>
+    private async ValueTask<bool> HeadIsEmptyAsync(ILogUnit head, long epoch, long address, CancellationToken cancellationToken)
+    {
+        var buffer = BufferPool.Arrays.Rent(BlockSize);
+        try
+        {
+            if ((await head.SealAsync(epoch, cancellationToken).ConfigureAwait(false)).Status != LogStatus.Ok)
+            {
+                return false;
+            }
+
+            var reply = await head.ReadAsync(epoch, address, buffer, cancellationToken).ConfigureAwait(false);
+            return reply.Status == LogStatus.Unwritten;
         }
         catch (UnitUnreachableException)
         {

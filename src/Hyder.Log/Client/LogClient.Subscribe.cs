@@ -41,7 +41,7 @@ public sealed partial class LogClient
                 {
                     // A hole below the tail: a writer holds the token. Give it the configured time,
                     // then fill; if the writer wins the race the fill answers its block instead.
-                    var now = Environment.TickCount64;
+                    var now = Now();
                     if (holeSince < 0)
                     {
                         holeSince = now;
@@ -54,7 +54,7 @@ public sealed partial class LogClient
                     }
                 }
 
-                await Task.Delay(pause, cancellationToken).ConfigureAwait(false);
+                await Task.Delay(pause, _options.TimeProvider, cancellationToken).ConfigureAwait(false);
                 pause = TimeSpan.FromTicks(Math.Min(pause.Ticks * 2, _options.MaxTailPollInterval.Ticks));
             }
         }

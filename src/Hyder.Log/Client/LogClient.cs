@@ -166,7 +166,10 @@ public sealed partial class LogClient : ISharedLog
         }
     }
 
-    private long Deadline() => Environment.TickCount64 + (long)_options.OperationTimeout.TotalMilliseconds;
+    private long Deadline() => Now() + (long)_options.OperationTimeout.TotalMilliseconds;
+
+    /// <summary>Milliseconds on the options' clock.</summary>
+    private long Now() => (long)_options.TimeProvider.GetElapsedTime(0).TotalMilliseconds;
 
     private async Task BackOffAsync(ClientView seen, long deadline, CancellationToken cancellationToken)
     {
@@ -176,12 +179,12 @@ public sealed partial class LogClient : ISharedLog
             return;
         }
 
-        if (Environment.TickCount64 > deadline)
+        if (Now() > deadline)
         {
             throw new SharedLogException(LogStatus.Failed, -1, $"The log did not answer within {_options.OperationTimeout} (epoch {seen.Epoch}).");
         }
 
-        await Task.Delay(_options.RetryDelay, cancellationToken).ConfigureAwait(false);
+        await Task.Delay(_options.RetryDelay, _options.TimeProvider, cancellationToken).ConfigureAwait(false);
     }
 
     private static void ThrowUnlessRetryable(LogStatus status, long address)

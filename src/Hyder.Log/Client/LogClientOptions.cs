@@ -26,4 +26,10 @@ public sealed class LogClientOptions
 
     /// <summary>The longest pause of a subscriber waiting at the tail for new appends.</summary>
     public TimeSpan MaxTailPollInterval { get; set; } = TimeSpan.FromMilliseconds(20);
+
+    /// <summary>
+    /// The clock for retry pauses, hole-fill waits and the operation timeout: the system clock by
+    /// default; the deterministic simulation (tests/Hyder.Simulation) passes its virtual clock.
+    /// </summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 }

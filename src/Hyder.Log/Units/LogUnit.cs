@@ -70,6 +70,17 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         return unit;
     }
 
+    /// <summary>
+    /// Opens a unit over a slot store of the caller's (the simulation's disk), running the same
+    /// recovery as <see cref="Open(LogUnitOptions, ILogger?)"/>.
+    /// </summary>
+    internal static LogUnit OpenOn(ISlotStore store, int blockSize, ILogger? logger = null)
+    {
+        var unit = new LogUnit(store, blockSize, logger ?? NullLogger.Instance);
+        unit.Recover();
+        return unit;
+    }
+
     /// <inheritdoc />
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)

@@ -1,0 +1,49 @@
+using Xunit;
+
+namespace Hyder.Simulation.Tests;
+
+public sealed class SimCommandTests
+{
+    private static (int Code, string Output, string Error) Run(params string[] args)
+    {
+        using var output = new StringWriter();
+        using var error = new StringWriter();
+        var code = SimCommand.Run(args, output, error);
+        return (code, output.ToString(), error.ToString());
+    }
+
+    [Theory]
+    [InlineData(new string[0], "give exactly one of")]
+    [InlineData(new[] { "--seed", "1", "--seeds", "2" }, "give exactly one of")]
+    [InlineData(new[] { "--seeds", "x" }, "sim:")]
+    [InlineData(new[] { "--seed", "1", "--faults", "hurricane" }, "unknown fault profile 'hurricane'")]
+    [InlineData(new[] { "--seed", "1", "--isolation", "chaos" }, "--isolation takes serializable or si")]
+    [InlineData(new[] { "--seed" }, "--seed needs a value")]
+    [InlineData(new[] { "--bogus", "1" }, "unknown option '--bogus'")]
+    public void BadArgumentsExitWithCode2AndSaySo(string[] args, string message)
+    {
+        var (code, _, error) = Run(args);
+        Assert.Equal(2, code);
+        Assert.Contains(message, error);
+        Assert.Contains("usage: sim", error);
+    }
+
+    [Fact]
+    public void ASeedReplaysWithItsTraceAndExits0()
+    {
+        var (code, output, _) = Run("--seed", "5", "--faults", "none", "--duration-ms", "200");
+        Assert.Equal(0, code);
+        Assert.Contains("seed 5: ok", output);
+        Assert.Contains("meld #1", output);
+        Assert.Contains("valid for Serializable", output);
+    }
+
+    [Fact]
+    public void SeedsReportTheirTotals()
+    {
+        var (code, output, _) = Run("--seeds", "3", "--start", "10", "--duration-ms", "300");
+        Assert.Equal(0, code);
+        Assert.Contains("3 seeds passed (10..12) with faults 'default'", output);
+        Assert.Contains("totals: txns ok", output);
+    }
+}

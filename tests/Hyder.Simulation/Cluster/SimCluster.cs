@@ -1,0 +1,354 @@
+using Hyder.Log;
+using Hyder.Log.Admin;
+using Hyder.Log.Client;
+using Hyder.Log.Layout;
+using Hyder.Log.Sequencing;
+using Hyder.Log.Storage;
+using Hyder.Log.Units;
+using Hyder.Simulation.Faults;
+using Hyder.Simulation.Runtime;
+using Hyder.Tree.Pipeline;
+
+namespace Hyder.Simulation.Cluster;
+
+/// <summary>
+/// The whole cluster in one process on the deterministic scheduler: log units (real
+/// <see cref="LogUnit"/>s over simulated disks), the sequencer (a real <see cref="Sequencer"/>),
+/// the projection store, transaction servers (<see cref="SimServer"/>), the administrator that
+/// moves the log to new epochs, the clients, and the fault injector.
+/// </summary>
+internal sealed partial class SimCluster
+{
+    private const string SequencerName = "seq";
+    private const string AdminName = "admin";
+    private readonly MemoryProjectionStore _store = new();
+    private readonly List<string> _units = [];
+    private readonly Dictionary<string, DiskImage> _disks = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, (CheckedUnit Unit, SimDisk Disk)?> _live = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, SimServer?> _servers = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, TimeSpan> _meldStalls = new(StringComparer.Ordinal);
+    private readonly PipelineOptions _pipeline;
+    private Sequencer? _sequencer;
+    private bool _reconfiguring;
+
+    public SimCluster(SimOptions options)
+    {
+        Options = options;
+        Scheduler = new SimScheduler(options.Seed);
+        Trace = new Trace(Scheduler, options.Verbose, options.Output);
+        Network = new SimNetwork(Scheduler, options.Faults, Trace);
+        Invariants = new Invariants(this);
+
+        // The meld pipeline's shape comes from the seed: premeld off, or t threads at distance d.
+        var t = Scheduler.Random.Next(3);
+        _pipeline = new PipelineOptions(t, t == 0 ? 0 : 1 + Scheduler.Random.Next(3));
+        for (var c = 0; c < options.Chains; c++)
+        {
+            for (var r = 0; r < options.Replicas; r++)
+            {
+                var name = $"u{c}{r}";
+                _units.Add(name);
+                var disk = new DiskImage(name, options.BlockSize) { AckBeforeSync = options.PlantAckBeforeSync };
+                disk.OnDurable = (image, _, slot) => Invariants.Durable(image.Name, slot, image.BlockSize);
+                _disks[name] = disk;
+                Network.Register(name, () => _live[name]?.Unit);
+                StartUnit(name);
+            }
+        }
+
+        _sequencer = new Sequencer();
+        Network.Register(SequencerName, () => _sequencer);
+        for (var s = 0; s < options.Servers; s++)
+        {
+            _servers[$"s{s}"] = null;
+        }
+    }
+
+    public SimOptions Options { get; }
+
+    public SimScheduler Scheduler { get; }
+
+    public Trace Trace { get; }
+
+    public SimNetwork Network { get; }
+
+    public Invariants Invariants { get; }
+
+    /// <summary>The first violation found, if any.</summary>
+    public string? Failure { get; private set; }
+
+    /// <summary>The step at which it was found.</summary>
+    public long FailureStep { get; private set; }
+
+    public string LastServerName => $"s{Options.Servers - 1}";
+
+    public PipelineOptions Pipeline => _pipeline;
+
+    public SimStats Stats { get; } = new();
+
+    public void Violation(string message)
+    {
+        Trace.Add("VIOLATION " + message);
+        if (Failure is null)
+        {
+            Failure = message;
+            FailureStep = Scheduler.Steps;
+        }
+    }
+
+    public IReadOnlyList<string> ChainOf(long address) =>
+        [.. _units.Skip((int)(address % Options.Chains) * Options.Replicas).Take(Options.Replicas)];
+
+    /// <summary>Every intact durable data slot on every disk, by (unit, address).</summary>
+    public Dictionary<(string Unit, long Address), byte[]> DurableBlocks()
+    {
+        var held = new Dictionary<(string, long), byte[]>();
+        foreach (var (name, disk) in _disks)
+        {
+            for (var i = 0; i < disk.Durable && i < disk.Slots.Count; i++)
+            {
+                var slot = disk.Slots[i];
+                if (SlotHeader.Check(slot, disk.BlockSize, out var kind, out var address, out var length) == SlotCheck.Ok && kind == SlotKind.Data)
+                {
+                    held[(name, address)] = slot.AsSpan(SlotHeader.Size, length).ToArray();
+                }
+            }
+        }
+
+        return held;
+    }
+
+    public TimeSpan MeldStall(string server) => _meldStalls.GetValueOrDefault(server);
+
+    public LogClientOptions ClientOptions() => new()
+    {
+        TimeProvider = Scheduler.Time,
+        OperationTimeout = TimeSpan.FromSeconds(5),
+    };
+
+    public async Task BootstrapAsync()
+    {
+        var admin = new LogAdmin(_store, Network.ConnectorFor(AdminName), timeProvider: Scheduler.Time);
+        var chains = Enumerable.Range(0, Options.Chains).Select(c => (IReadOnlyList<string>)ChainOf(c)).ToList();
+        await admin.BootstrapAsync(new Projection
+        {
+            Epoch = 1,
+            BlockSize = Options.BlockSize,
+            Sequencer = SequencerName,
+            Ranges = [new LayoutRange { Start = 0, Chains = chains }],
+        });
+        // Position 0 holds the cluster's first record, as on a real cluster (a node's log position is never 0).
+        var first = await LogClient.ConnectAsync(_store, Network.ConnectorFor(AdminName), ClientOptions());
+        await first.AppendAsync(Hyder.Tree.Serialization.BlockFormat.WriteControl("hyder-simulation"u8, Options.BlockSize));
+        Trace.Add($"bootstrapped: {Options.Chains} chain(s) of {Options.Replicas}, pipeline {_pipeline}");
+        foreach (var name in _servers.Keys.ToList())
+        {
+            await StartServerAsync(name);
+        }
+    }
+
+    private void StartUnit(string name)
+    {
+        if (_live.TryGetValue(name, out var running) && running is not null)
+        {
+            return;
+        }
+
+        var disk = new SimDisk(_disks[name], Scheduler);
+        var unit = LogUnit.OpenOn(disk, Options.BlockSize);
+        _live[name] = (new CheckedUnit(this, name, unit), disk);
+        var report = unit.Recovery;
+        Trace.Add($"{name} up: {report}");
+        Stats.TornSlotsCut += report.TornSlotsCut;
+        Stats.CorruptSlots += report.CorruptLocations.Count;
+        Invariants.DisksChanged();
+    }
+
+    private void CrashUnit(string name)
+    {
+        if (_live[name] is not { } live)
+        {
+            return;
+        }
+
+        live.Disk.Kill();
+        _live[name] = null;
+        _disks[name].Crash(Scheduler.Random);
+        Stats.UnitCrashes++;
+        Trace.Add($"{name} crashed ({_disks[name].Slots.Count} slot(s) on disk, {_disks[name].Durable} durable)");
+        Invariants.DisksChanged();
+    }
+
+    private async Task StartServerAsync(string name)
+    {
+        var client = await LogClient.ConnectAsync(_store, Network.ConnectorFor(name), ClientOptions());
+        var server = new SimServer(this, name, client, _pipeline);
+        _servers[name] = server;
+        Trace.Add($"{name} up");
+        _ = server.Start();
+    }
+
+    private void CrashServer(string name)
+    {
+        if (_servers[name] is not { } server)
+        {
+            return;
+        }
+
+        server.Crash();
+        _servers[name] = null;
+        Stats.ServerCrashes++;
+        Trace.Add($"{name} crashed at ordinal #{server.Melded}");
+    }
+
+    /// <summary>A server whose reader gave up: restart it, as a supervisor would.</summary>
+    public void ServerFailed(SimServer server)
+    {
+        if (_servers[server.Name] == server)
+        {
+            CrashServer(server.Name);
+            Scheduler.After(TimeSpan.FromMilliseconds(50), () => _ = RestartServerAsync(server.Name));
+        }
+    }
+
+    private async Task RestartServerAsync(string name)
+    {
+        if (_servers[name] is null)
+        {
+            await StartServerAsync(name);
+        }
+    }
+
+    public SimServer? Server(string name) => _servers[name];
+
+    public IEnumerable<string> ServerNames => _servers.Keys;
+
+    /// <summary>Moves the log to a new epoch (what a restarted sequencer's host does), retrying until it succeeds.</summary>
+    private async Task NewEpochAsync(string why)
+    {
+        if (_reconfiguring)
+        {
+            return;
+        }
+
+        _reconfiguring = true;
+        try
+        {
+            var admin = new LogAdmin(_store, Network.ConnectorFor(AdminName), timeProvider: Scheduler.Time);
+            for (var attempt = 0; ; attempt++)
+            {
+                try
+                {
+                    var p = await admin.NewEpochAsync();
+                    Stats.Epochs++;
+                    Trace.Add($"admin: epoch {p.Epoch} ({why})");
+                    return;
+                }
+                catch (SharedLogException e)
+                {
+                    Trace.Add($"admin: new epoch failed ({e.Message}); retrying");
+                    await Task.Delay(TimeSpan.FromMilliseconds(50), Scheduler.Time);
+                }
+            }
+        }
+        finally
+        {
+            _reconfiguring = false;
+        }
+    }
+
+    /// <summary>A log unit as the network reaches it, with the seal rule checked on every write and fill.</summary>
+    private sealed class CheckedUnit(SimCluster cluster, string name, LogUnit unit) : ILogUnit
+    {
+        public async ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
+        {
+            var sealedAt = unit.Epoch;
+            var reply = await unit.WriteAsync(epoch, address, block, cancellationToken);
+            if (reply.Status == LogStatus.Ok)
+            {
+                cluster.Invariants.SealRule(name, $"write @{address}", epoch, sealedAt);
+            }
+
+            return reply;
+        }
+
+        public async ValueTask<UnitReply> FillAsync(long epoch, long address, CancellationToken cancellationToken = default)
+        {
+            var sealedAt = unit.Epoch;
+            var reply = await unit.FillAsync(epoch, address, cancellationToken);
+            if (reply.Status == LogStatus.Ok)
+            {
+                cluster.Invariants.SealRule(name, $"fill @{address}", epoch, sealedAt);
+            }
+
+            return reply;
+        }
+
+        public ValueTask<UnitReply> ReadAsync(long epoch, long address, Memory<byte> destination, CancellationToken cancellationToken = default) =>
+            unit.ReadAsync(epoch, address, destination, cancellationToken);
+
+        public ValueTask<UnitReply> TrimAsync(long epoch, long address, CancellationToken cancellationToken = default) =>
+            unit.TrimAsync(epoch, address, cancellationToken);
+
+        public ValueTask<UnitReply> PrefixTrimAsync(long epoch, long before, CancellationToken cancellationToken = default) =>
+            unit.PrefixTrimAsync(epoch, before, cancellationToken);
+
+        public ValueTask<UnitReply> SealAsync(long epoch, CancellationToken cancellationToken = default) =>
+            unit.SealAsync(epoch, cancellationToken);
+
+        public ValueTask<UnitReply> HighestAsync(long epoch, CancellationToken cancellationToken = default) =>
+            unit.HighestAsync(epoch, cancellationToken);
+    }
+}
+
+/// <summary>Counts of one run.</summary>
+public sealed class SimStats
+{
+    public int Committed { get; set; }
+
+    public int Failed { get; set; }
+
+    public int Indeterminate { get; set; }
+
+    public int UnitCrashes { get; set; }
+
+    public int ServerCrashes { get; set; }
+
+    public int SequencerCrashes { get; set; }
+
+    public int Epochs { get; set; }
+
+    public int Partitions { get; set; }
+
+    public int BitFlips { get; set; }
+
+    public int FullDisks { get; set; }
+
+    public long TornSlotsCut { get; set; }
+
+    public long CorruptSlots { get; set; }
+
+    public long Ordinals { get; set; }
+
+    /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
+    public void Add(SimStats other)
+    {
+        Committed += other.Committed;
+        Failed += other.Failed;
+        Indeterminate += other.Indeterminate;
+        UnitCrashes += other.UnitCrashes;
+        ServerCrashes += other.ServerCrashes;
+        SequencerCrashes += other.SequencerCrashes;
+        Epochs += other.Epochs;
+        Partitions += other.Partitions;
+        BitFlips += other.BitFlips;
+        FullDisks += other.FullDisks;
+        TornSlotsCut += other.TornSlotsCut;
+        CorruptSlots += other.CorruptSlots;
+        Ordinals += other.Ordinals;
+    }
+
+    /// <inheritdoc />
+    public override string ToString() =>
+        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}";
+}

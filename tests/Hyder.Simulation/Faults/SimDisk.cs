@@ -1,0 +1,229 @@
+using Hyder.Log.Storage;
+using Hyder.Simulation.Runtime;
+
+namespace Hyder.Simulation.Faults;
+
+/// <summary>
+/// What survives of a unit's disk across crashes: slots in write order, how many are durable,
+/// and the metadata. Faults act on it: lost unsynced writes and torn writes at a crash, bit flips
+/// in durable slots, a full disk, slow fsyncs.
+/// </summary>
+public sealed class DiskImage(string name, int blockSize)
+{
+    internal List<byte[]> Slots { get; } = [];
+
+    internal UnitMetadata Metadata { get; set; }
+
+    /// <summary>The unit's name.</summary>
+    public string Name { get; } = name;
+
+    /// <summary>Block size of the unit.</summary>
+    public int BlockSize { get; } = blockSize;
+
+    /// <summary>Slots that an fsync covered.</summary>
+    public int Durable { get; internal set; }
+
+    /// <summary>Appends fail with "no space left" while set.</summary>
+    public bool Full { get; set; }
+
+    /// <summary>Extra fsync latency while set (a slow disk).</summary>
+    public TimeSpan SlowSync { get; set; }
+
+    /// <summary>Planted bug for the mutation test: acknowledge writes before they are durable.</summary>
+    public bool AckBeforeSync { get; set; }
+
+    /// <summary>Bits flipped so far.</summary>
+    public int Flips { get; private set; }
+
+    /// <summary>Called with (location, slot bytes) when a slot becomes durable.</summary>
+    public Action<DiskImage, int, byte[]>? OnDurable { get; set; }
+
+    /// <summary>
+    /// A crash: unsynced slots are lost, except that the disk may have written some of them in
+    /// order before the power went, and the one after those may be torn (a prefix written).
+    /// </summary>
+    public void Crash(Random random)
+    {
+        var unsynced = Slots.Count - Durable;
+        var kept = unsynced == 0 ? 0 : random.Next(unsynced + 1);
+        var keepUntil = Durable + kept;
+        if (keepUntil < Slots.Count && random.Next(3) == 0)
+        {
+            // Torn: only a prefix of the next slot reached the platter; the rest reads as zeros.
+            var torn = Slots[keepUntil];
+            torn.AsSpan(random.Next(1, torn.Length)).Clear();
+            keepUntil++;
+        }
+
+        Slots.RemoveRange(keepUntil, Slots.Count - keepUntil);
+    }
+
+    /// <summary>Flips one bit of one of the durable slots at <paramref name="candidates"/>; false if there is none.</summary>
+    public bool FlipBit(Random random, IReadOnlyList<int> candidates)
+    {
+        if (candidates.Count == 0)
+        {
+            return false;
+        }
+
+        var slot = Slots[candidates[random.Next(candidates.Count)]];
+        var bit = random.Next(slot.Length * 8);
+        slot[bit / 8] ^= (byte)(1 << (bit % 8));
+        Flips++;
+        return true;
+    }
+}
+
+/// <summary>
+/// One incarnation of a unit's disk as an <see cref="ISlotStore"/> under a real
+/// <see cref="Hyder.Log.Units.LogUnit"/>. Fsyncs complete after a virtual delay; a crash
+/// abandons the waiters (their writes were never acknowledged). Recovery scans the slots with
+/// the production slot checks (<see cref="SlotHeader.Check"/>) and cuts a torn tail the way
+/// <c>FileSlotStore</c> does.
+/// </summary>
+internal sealed class SimDisk : ISlotStore
+{
+    private readonly DiskImage _image;
+    private readonly SimScheduler _scheduler;
+    private readonly List<(long Location, TaskCompletionSource Done)> _waiters = [];
+    private bool _syncScheduled;
+    private bool _dead;
+
+    public SimDisk(DiskImage image, SimScheduler scheduler)
+    {
+        _image = image;
+        _scheduler = scheduler;
+        SlotSize = SlotHeader.Size + image.BlockSize;
+    }
+
+    public int SlotSize { get; }
+
+    /// <summary>Stops this incarnation: no fsync completes any more.</summary>
+    public void Kill() => _dead = true;
+
+    public StoreRecovery Recover()
+    {
+        var recovery = new StoreRecovery { Metadata = _image.Metadata };
+        var report = recovery.Report;
+        report.Segments = 1;
+        var lastIntact = -1;
+        var bad = new List<(int Location, SlotCheck Check, long Address)>();
+        for (var i = 0; i < _image.Slots.Count; i++)
+        {
+            var check = SlotHeader.Check(_image.Slots[i], _image.BlockSize, out var kind, out var address, out _);
+            if (check == SlotCheck.Ok)
+            {
+                lastIntact = i;
+                recovery.Slots.Add(new RecoveredSlot(i, kind, address));
+                report.Slots++;
+            }
+            else
+            {
+                bad.Add((i, check, address));
+            }
+        }
+
+        foreach (var (location, check, address) in bad)
+        {
+            if (location > lastIntact)
+            {
+                continue;
+            }
+
+            report.CorruptLocations.Add(location);
+            if (check == SlotCheck.HeaderOk)
+            {
+                report.CorruptAddresses.Add(address);
+                recovery.Slots.Add(new RecoveredSlot(location, SlotKind.Corrupt, address));
+            }
+        }
+
+        recovery.Slots.Sort((a, b) => a.Location.CompareTo(b.Location));
+        var cut = _image.Slots.Count - (lastIntact + 1);
+        report.TornSlotsCut = cut;
+        report.TornBytesCut = (long)cut * SlotSize;
+        _image.Slots.RemoveRange(lastIntact + 1, cut);
+        _image.Durable = _image.Slots.Count;
+        return recovery;
+    }
+
+    public long Append(ReadOnlySpan<byte> slot, long address)
+    {
+        if (_image.Full)
+        {
+            throw new IOException($"No space left on device (simulated, unit {_image.Name})");
+        }
+
+        _image.Slots.Add(slot.ToArray());
+        return _image.Slots.Count - 1;
+    }
+
+    public ValueTask WaitDurableAsync(long location)
+    {
+        if (location < _image.Durable)
+        {
+            return default;
+        }
+
+        var done = new TaskCompletionSource();
+        _waiters.Add((location, done));
+        if (!_syncScheduled)
+        {
+            _syncScheduled = true;
+            var latency = TimeSpan.FromTicks(500 + _scheduler.Random.Next(5_000)) + _image.SlowSync;
+            if (_image.AckBeforeSync)
+            {
+                // Without an fsync the kernel writes dirty pages back later (seconds on Linux).
+                latency += TimeSpan.FromMilliseconds(200);
+            }
+
+            _scheduler.After(latency, Sync);
+        }
+
+        // The planted bug acknowledges now; the fsync still happens later.
+        return _image.AckBeforeSync ? default : new ValueTask(done.Task);
+    }
+
+    private void Sync()
+    {
+        _syncScheduled = false;
+        if (_dead)
+        {
+            return;
+        }
+
+        var from = _image.Durable;
+        _image.Durable = _image.Slots.Count;
+        for (var i = from; i < _image.Durable; i++)
+        {
+            _image.OnDurable?.Invoke(_image, i, _image.Slots[i]);
+        }
+
+        var ready = _waiters.Where(w => w.Location < _image.Durable).ToList();
+        _waiters.RemoveAll(w => w.Location < _image.Durable);
+        foreach (var (_, done) in ready)
+        {
+            done.SetResult();
+        }
+    }
+
+    public bool TryRead(long location, Span<byte> slot)
+    {
+        if (location >= _image.Slots.Count)
+        {
+            return false;
+        }
+
+        _image.Slots[(int)location].CopyTo(slot);
+        return true;
+    }
+
+    public void SaveMetadata(UnitMetadata metadata) => _image.Metadata = metadata;
+
+    public void ReleaseBelow(long trimMark)
+    {
+        // The simulation never trims; space is not modelled.
+    }
+
+    public void Dispose() => _dead = true;
+}

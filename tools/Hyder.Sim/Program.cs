@@ -1,0 +1,109 @@
+using System.Diagnostics;
+using Hyder.Simulation;
+using Hyder.Simulation.Cluster;
+using Hyder.Simulation.Faults;
+using Hyder.Tree;
+
+// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D]
+return SimCommand.Run(args, Console.Out, Console.Error);
+
+/// <summary>The `sim` command line (docs/simulation.md).</summary>
+internal static class SimCommand
+{
+    public static int Run(string[] args, TextWriter output, TextWriter error)
+    {
+        long? seed = null;
+        var seeds = 0L;
+        var start = 1L;
+        double minutes = 0;
+        var faults = FaultProfile.Default;
+        var isolation = IsolationLevel.Serializable;
+        var duration = TimeSpan.FromSeconds(1);
+        try
+        {
+            for (var i = 0; i < args.Length; i++)
+            {
+                var value = i + 1 < args.Length ? args[i + 1] : throw new ArgumentException($"{args[i]} needs a value");
+                switch (args[i])
+                {
+                    case "--seed": seed = long.Parse(value); break;
+                    case "--seeds": seeds = long.Parse(value); break;
+                    case "--start": start = long.Parse(value); break;
+                    case "--minutes": minutes = double.Parse(value, System.Globalization.CultureInfo.InvariantCulture); break;
+                    case "--faults": faults = FaultProfile.Parse(value); break;
+                    case "--isolation":
+                        isolation = value switch
+                        {
+                            "serializable" => IsolationLevel.Serializable,
+                            "si" => IsolationLevel.SnapshotIsolation,
+                            _ => throw new ArgumentException($"--isolation takes serializable or si, not '{value}'"),
+                        };
+                        break;
+                    case "--duration-ms": duration = TimeSpan.FromMilliseconds(long.Parse(value)); break;
+                    default: throw new ArgumentException($"unknown option '{args[i]}'");
+                }
+
+                i++;
+            }
+
+            if ((seed is null ? 0 : 1) + (seeds > 0 ? 1 : 0) + (minutes > 0 ? 1 : 0) != 1)
+            {
+                throw new ArgumentException("give exactly one of --seed S, --seeds N, --minutes M");
+            }
+        }
+        catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
+        {
+            error.WriteLine($"sim: {e.Message}");
+            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash] [--isolation serializable|si] [--duration-ms D]");
+            return 2;
+        }
+
+        SimOptions Options(long s, bool verbose) => new()
+        {
+            Seed = s, Faults = faults, Isolation = isolation, Duration = duration, Verbose = verbose, Output = verbose ? output : null,
+        };
+
+        if (seed is { } one)
+        {
+            var result = Simulation.Run(Options(one, verbose: true));
+            output.WriteLine(result.Describe());
+            if (result.CheckerReport is { } report)
+            {
+                output.WriteLine(report);
+            }
+
+            return result.Passed ? 0 : 1;
+        }
+
+        var clock = Stopwatch.StartNew();
+        var stopAt = minutes > 0 ? TimeSpan.FromMinutes(minutes) : TimeSpan.MaxValue;
+        var ran = 0L;
+        var totals = new SimStats();
+        for (var s = start; (seeds == 0 || s < start + seeds) && clock.Elapsed < stopAt; s++)
+        {
+            var result = Simulation.Run(Options(s, verbose: false));
+            ran++;
+            totals.Add(result.Stats);
+            if (!result.Passed)
+            {
+                output.WriteLine(result.Describe());
+                output.WriteLine("  last events:");
+                foreach (var line in result.RecentTrace.TakeLast(30))
+                {
+                    output.WriteLine("    " + line);
+                }
+
+                return 1;
+            }
+
+            if (ran % 10 == 0)
+            {
+                output.WriteLine($"{ran} seeds passed ({start}..{s}), {clock.Elapsed.TotalSeconds:F0} s; last: {result.Stats}");
+            }
+        }
+
+        output.WriteLine($"{ran} seeds passed ({start}..{start + ran - 1}) with faults '{faults.Name}' in {clock.Elapsed.TotalSeconds:F1} s");
+        output.WriteLine($"totals: {totals}");
+        return 0;
+    }
+}
