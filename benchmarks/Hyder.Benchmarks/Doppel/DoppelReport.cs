@@ -11,8 +11,10 @@ namespace Hyder.Benchmarks.Doppel;
 /// <summary>
 /// The <c>doppel</c> command: a counting run for issue 8. N transactions run concurrently (on one
 /// snapshot) and each increments one hot key; final meld decides them in log order. With
-/// commutative operations every increment commits; as read-modify-writes (the module off) one does.
-/// Reports what commits and what final meld visits, side by side on the same workload.
+/// commutative operations every increment commits; as read-modify-writes (the module off) one does;
+/// with split phases the increments are staged beside the tree and reconciled once per phase.
+/// Reports what commits, what final meld visits and what it allocates, side by side on the same
+/// workload.
 /// </summary>
 public static class DoppelReport
 {
@@ -20,6 +22,7 @@ public static class DoppelReport
 
     private enum Mode
     {
+        SplitPhases,
         Operations,
         ReadModifyWriteSerializable,
         ReadModifyWriteSnapshot,
@@ -42,7 +45,7 @@ public static class DoppelReport
             {
                 var r = OneRound(mode, keys, n, roundsToAverage: Math.Max(4, 2048 / n));
                 rounds.Add(r);
-                Console.WriteLine(string.Create(s_inv, $"  N={n,4} {Name(mode),-28} commits {r.CommitsPerRound,7:F1}/{n,-4}  final meld {r.NodesPerIntention,6:F1} nodes/intention  {r.NodesPerCommit,8:F1} nodes/commit  eph {r.EphemeralPerIntention,5:F1}"));
+                Console.WriteLine(string.Create(s_inv, $"  N={n,4} {Name(mode),-28} commits {r.CommitsPerRound,7:F1}/{n,-4}  final meld {r.NodesPerIntention,6:F1} nodes/intention  {r.NodesPerCommit,8:F1} nodes/commit  eph {r.EphemeralPerIntention,5:F1}  {r.BytesPerIntention,7:F0} B/intention"));
             }
 
             foreach (var mode in Enum.GetValues<Mode>())
@@ -59,14 +62,18 @@ public static class DoppelReport
         return 0;
     }
 
+    /// <summary>The split-phase length of <see cref="Mode.SplitPhases"/>, ordinals.</summary>
+    private const int PhaseLength = 1024;
+
     private static string Name(Mode mode) => mode switch
     {
+        Mode.SplitPhases => "Add, split phases",
         Mode.Operations => "Add as an operation",
         Mode.ReadModifyWriteSerializable => "read-modify-write, SR",
         _ => "read-modify-write, SI",
     };
 
-    private sealed record RoundRow(Mode Mode, int N, double CommitsPerRound, double NodesPerIntention, double NodesPerCommit, double EphemeralPerIntention);
+    private sealed record RoundRow(Mode Mode, int N, double CommitsPerRound, double NodesPerIntention, double NodesPerCommit, double EphemeralPerIntention, double BytesPerIntention);
 
     private sealed record RetryRow(Mode Mode, int N, int Rounds, long Melds, long Nodes);
 
@@ -77,19 +84,28 @@ public static class DoppelReport
         return b;
     }
 
-    /// <summary>A database of <paramref name="keys"/> 8-byte keys and payloads; the hot key (the middle one) holds the integer 0.</summary>
-    private static (Database Db, byte[] Hot) Load(int keys)
+    /// <summary>
+    /// A database of <paramref name="keys"/> 8-byte keys and payloads; the hot key (the middle one)
+    /// holds the integer 0. In <see cref="Mode.SplitPhases"/> the hot key is labelled hot, so it is
+    /// split from the first phase on.
+    /// </summary>
+    private static (Database Db, byte[] Hot) Load(int keys, Mode mode)
     {
         var db = new Database();
         var hot = Key(keys / 2);
         db.BulkLoad([.. Enumerable.Range(0, keys).Select(i => new KeyValuePair<byte[], byte[]>(Key(i), i == keys / 2 ? OperationFold.Integer(0) : Key(i)))]);
+        if (mode == Mode.SplitPhases)
+        {
+            db.SplitPhases = new Hyder.Doppel.SplitPhaseTable(new Hyder.Doppel.SplitPhaseOptions { PhaseLength = PhaseLength, LabelledKeys = [hot] }, phaseStart: db.LastAppended + 1);
+        }
+
         return (db, hot);
     }
 
     private static Transaction Increment(Database db, DatabaseState snapshot, Mode mode, byte[] hot)
     {
         var tx = db.BeginAt(snapshot, mode == Mode.ReadModifyWriteSnapshot ? IsolationLevel.SnapshotIsolation : IsolationLevel.Serializable);
-        tx.CommutativeMode = mode == Mode.Operations ? CommutativeMode.Operations : CommutativeMode.ReadModifyWrite;
+        tx.CommutativeMode = mode is Mode.Operations or Mode.SplitPhases ? CommutativeMode.Operations : CommutativeMode.ReadModifyWrite;
         tx.Add(hot, 1);
         return tx;
     }
@@ -97,8 +113,8 @@ public static class DoppelReport
     /// <summary>Rounds of N concurrent increments, each round on the state the previous one left.</summary>
     private static RoundRow OneRound(Mode mode, int keys, int n, int roundsToAverage)
     {
-        var (db, hot) = Load(keys);
-        long commits = 0, intentions = 0;
+        var (db, hot) = Load(keys, mode);
+        long commits = 0, intentions = 0, bytes = 0;
         var c = db.FinalMeld.Counters;
         c.Reset();
         for (var round = 0; round < roundsToAverage; round++)
@@ -112,12 +128,15 @@ public static class DoppelReport
             }
 
             db.Release(snapshot);
+            var before = GC.GetAllocatedBytesForCurrentThread();
             foreach (var intention in pending)
             {
                 db.Append(intention);
                 commits += db.Meld(intention).Committed ? 1 : 0;
                 intentions++;
             }
+
+            bytes += GC.GetAllocatedBytesForCurrentThread() - before;
         }
 
         Check(db, hot, commits);
@@ -128,13 +147,14 @@ public static class DoppelReport
             commits / (double)roundsToAverage,
             nodes / (double)intentions,
             nodes / (double)Math.Max(1, commits),
-            c.EphemeralNodesCreated / (double)intentions);
+            c.EphemeralNodesCreated / (double)intentions,
+            bytes / (double)intentions);
     }
 
     /// <summary>N increments that must all commit: the aborted ones run again on the next round's snapshot.</summary>
     private static RetryRow UntilAllCommit(Mode mode, int keys, int n)
     {
-        var (db, hot) = Load(keys);
+        var (db, hot) = Load(keys, mode);
         var c = db.FinalMeld.Counters;
         c.Reset();
         var left = n;
@@ -165,7 +185,9 @@ public static class DoppelReport
     /// <summary>The hot key holds exactly the number of committed increments.</summary>
     private static void Check(Database db, byte[] hot, long commits)
     {
-        if (!OperationFold.TryInteger(Keys.Find(db.Current.Root, hot)!.Payload, out var v) || v != commits)
+        // Inside a split phase the counter's value is the side table's (the tree gets it at the phase's end).
+        var value = db.SplitPhases is Hyder.Doppel.SplitPhaseTable table && table.TryGetChanged(hot, out var running) ? running! : Keys.Find(db.Current.Root, hot)!.Payload;
+        if (!OperationFold.TryInteger(value, out var v) || v != commits)
         {
             throw new InvalidOperationException($"the hot key holds {v}, but {commits} increments committed");
         }
@@ -174,20 +196,20 @@ public static class DoppelReport
     private static string Write(List<RoundRow> rounds, List<RetryRow> retries, MachineInfo m, int keys, TimeSpan took)
     {
         var sb = new StringBuilder();
-        sb.Append("# Doppel, first half: one hot key, N concurrent increments\n\n");
-        sb.Append("Issue 8 (commutative operations through meld, no split phase yet; [doppel.md](../doppel.md)). Generated by the command below.\n\n");
+        sb.Append("# Doppel: one hot key, N concurrent increments, through final meld\n\n");
+        sb.Append("Issue 8 (commutative operations and split phases; [doppel.md](../doppel.md)). Generated by the command below; the load generator's side-by-side runs are in [ycsb.md](ycsb.md) and below.\n\n");
         m.AppendRunLines(sb, took);
         sb.Append("```sh\ndotnet run -c Release --project benchmarks/Hyder.Benchmarks -- doppel          # this file\n");
         sb.Append("dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- doppel --quick  # a smoke run, to the temp folder\n```\n\n");
         sb.Append(s_inv, $"Workload: {keys:N0} keys (8-byte keys and payloads, bulk-loaded); the middle key is a counter. A round runs N transactions on the same snapshot (concurrency degree N), each incrementing the counter by 1 and doing nothing else, then final meld (one thread, `Database.Meld`, no premeld or group meld) decides them in log order. ");
-        sb.Append("*Add as an operation* records `Add(key, 1)` in the intention (docs/doppel.md); *read-modify-write* is the same `Transaction.Add` call with `CommutativeMode.ReadModifyWrite`, i.e. a read and a write of the key, at serializable (SR) or snapshot isolation (SI). ");
-        sb.Append("Nodes visited (intention plus state nodes, the papers' measure), ephemeral nodes and commits do not depend on the machine, so no time is reported: the 2-core machine was shared with other builds (see the load average). Every run checks that the counter ends equal to the number of committed increments.\n\n");
+        sb.Append("*Add as an operation* records `Add(key, 1)` in the intention (docs/doppel.md); *Add, split phases* does the same with split phases of " + PhaseLength.ToString(s_inv) + " ordinals and the counter labelled hot, so final meld stages each increment in the side table and writes the counter into the tree once per phase; *read-modify-write* is the same `Transaction.Add` call with `CommutativeMode.ReadModifyWrite` (the module off), i.e. a read and a write of the key, at serializable (SR) or snapshot isolation (SI). ");
+        sb.Append("Nodes visited (intention plus state nodes, the papers' measure), ephemeral nodes, bytes allocated by final meld (on its thread, per intention) and commits do not depend on the machine, so no time is reported: the 2-core machine was shared with other builds (see the load average). Every run checks that the counter ends equal to the number of committed increments.\n\n");
         sb.Append("## One round: how many of N commit, and what final meld visits\n\n");
-        sb.Append("| N | mode | commits per round | final meld: nodes visited / intention | nodes visited / committed increment | ephemeral nodes / intention |\n");
-        sb.Append("|--:|---|--:|--:|--:|--:|\n");
+        sb.Append("| N | mode | commits per round | final meld: nodes visited / intention | nodes visited / committed increment | ephemeral nodes / intention | bytes allocated / intention |\n");
+        sb.Append("|--:|---|--:|--:|--:|--:|--:|\n");
         foreach (var r in rounds)
         {
-            sb.Append(s_inv, $"| {r.N} | {Name(r.Mode)} | {r.CommitsPerRound:F1} of {r.N} | {r.NodesPerIntention:F1} | {r.NodesPerCommit:F1} | {r.EphemeralPerIntention:F1} |\n");
+            sb.Append(s_inv, $"| {r.N} | {Name(r.Mode)} | {r.CommitsPerRound:F1} of {r.N} | {r.NodesPerIntention:F1} | {r.NodesPerCommit:F1} | {r.EphemeralPerIntention:F2} | {r.BytesPerIntention:F0} |\n");
         }
 
         sb.Append("\n## N increments that must all commit (aborted ones retry on the next snapshot)\n\n");
@@ -208,7 +230,8 @@ public static class DoppelReport
         sb.Append(s_inv, $"Final meld's work per intention is therefore about the same in both modes (the path to the counter in both trees, {big.NodesPerIntention:F0} nodes at N = {big.N}), but per committed increment it is {bigRmw.NodesPerCommit / big.NodesPerCommit:F0}x less with operations ({big.NodesPerCommit:F1} against {bigRmw.NodesPerCommit:F1} nodes). ");
         sb.Append(s_inv, $"What an intention with operations costs more is ephemeral nodes: it is never serial and never grafted, since its list must be applied, so final meld copies the path to the key ({big.EphemeralPerIntention:F0} ephemeral nodes per intention), which a read-modify-write that commits serially does not. ");
         sb.Append(s_inv, $"Retrying until all N have committed costs read-modify-write N rounds and N(N+1)/2 melds, so its work per increment grows linearly with N ({bigRetry.Nodes / (double)bigRetry.N:F0} nodes per increment at N = {big.N}, {bigRetry.Nodes / (double)bigRetryOps.Nodes:F0}x the operations' {bigRetryOps.Nodes / (double)bigRetryOps.N:F0}); with operations it stays flat. ");
-        sb.Append("The path copy per operation is what the split phase (the second half of issue 8: a per-key side table, no path copies, reconciled into the tree at a deterministic log position) removes.\n");
+        var split = rounds.Where(r => r.Mode == Mode.SplitPhases).MaxBy(r => r.N)!;
+        sb.Append(s_inv, $"With split phases the path copy goes too: an intention holding only the increment is staged without walking the state, so final meld visits the intention's own path ({split.NodesPerIntention:F1} nodes per intention at N = {split.N}, against {big.NodesPerIntention:F1} without split phases and {bigRmw.NodesPerCommit:F1} per committed read-modify-write) and makes {split.EphemeralPerIntention:F2} ephemeral nodes per intention (the reconciliation's one path copy per phase) instead of {big.EphemeralPerIntention:F0}.\n");
         return sb.ToString();
     }
 }
