@@ -103,7 +103,7 @@ public sealed class ThreadedPipelineTests
                         default: tx.TryGet(key, out _); break;
                     }
                     }
-                    catch (Commutative.SplitKeyReadException) when (split)
+                    catch (Hyder.Tree.Commutative.SplitKeyReadException) when (split)
                     {
                         // A split key on a state inside its phase: the operation is refused before it
                         // changes anything, the same way in both pipelines (the phases follow the log).
@@ -114,7 +114,7 @@ public sealed class ThreadedPipelineTests
                 {
                     tx.Put(Key(rng.Next(220)), Encoding.ASCII.GetBytes($"p{v}"));
                 }
-                catch (Commutative.SplitKeyReadException) when (split)
+                catch (Hyder.Tree.Commutative.SplitKeyReadException) when (split)
                 {
                     tx.Put(Key(250), Encoding.ASCII.GetBytes($"p{v}"));
                 }
