@@ -46,7 +46,7 @@ public sealed class HostOptionProcessTests
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        foreach (var arg in new[] { LogHost, "--role", "unit", "--data", Path.Combine(directory.Path, "data"), "--port", "0", "--log-target", "file", "--log-file", log })
+        foreach (var arg in new[] { LogHost, "--role", "unit", "--data", Path.Combine(directory.Path, "data"), "--port", "0", "--log-target", "file", "--log-file", log, "--cluster-allow-plaintext" })
         {
             info.ArgumentList.Add(arg);
         }
