@@ -112,14 +112,24 @@ public sealed partial class TransactionServer
         var reconciled = _db.WhenReconciledAfter(after);
         if (!reconciled.IsCompleted)
         {
-            var waited = await Task.WhenAny(reconciled, Task.Delay(_options.FillerAfter, cancellationToken)).ConfigureAwait(false);
-            if (waited != reconciled)
+            // A stopping server reconciles nothing more: the wait ends with the stop.
+            using var stopOrCaller = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stop.Token);
+            try
             {
-                cancellationToken.ThrowIfCancellationRequested();
-                RequestPhaseEnd(after);
-            }
+                var waited = await Task.WhenAny(reconciled, Task.Delay(_options.FillerAfter, stopOrCaller.Token)).ConfigureAwait(false);
+                if (waited != reconciled)
+                {
+                    stopOrCaller.Token.ThrowIfCancellationRequested();
+                    RequestPhaseEnd(after);
+                }
 
-            await reconciled.WaitAsync(cancellationToken).ConfigureAwait(false);
+                await reconciled.WaitAsync(stopOrCaller.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                ThrowIfStopping();
+                throw;
+            }
         }
 
         ThrowIfStopping();

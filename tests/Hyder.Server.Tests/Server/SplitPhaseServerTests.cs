@@ -142,6 +142,22 @@ public sealed class SplitPhaseServerTests
     }
 
     [Fact]
+    public async Task AStashedReadEndsWhenTheServerStops()
+    {
+        // A long phase and no filler for a while: the read of the split counter waits for the stop.
+        var settings = new ClusterSettings { SplitPhaseLength = 100_000, HotKeys = Convert.ToHexString(Counter) };
+        var cluster = await StartAsync(1, settings, o => o.FillerAfter = TimeSpan.FromMinutes(5));
+        var server = cluster.Servers[0];
+        Assert.Equal(TransactionStatus.Committed, (await server.ExecuteAsync(IsolationLevel.Serializable, [Operation.Add(Counter, 1)])).Status);
+        var read = server.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(Counter)]).AsTask();
+        await Cluster.WaitUntil(() => server.Metrics.Stashed == 1, "the read was stashed");
+        Assert.False(read.IsCompleted);
+        await cluster.DisposeAsync();
+        var refused = await Assert.ThrowsAsync<EngineException>(() => read.WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(EngineErrorCode.Unavailable, refused.Code);
+    }
+
+    [Fact]
     public async Task WithTheModuleOffAddsRunAsReadModifyWritesAndConflict()
     {
         await using var cluster = await StartAsync(1, new ClusterSettings { CommutativeOperations = false });
