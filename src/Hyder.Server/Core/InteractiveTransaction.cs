@@ -14,9 +14,16 @@ namespace Hyder.Server.Core;
 internal sealed class InteractiveTransaction(TransactionServer server, Transaction tx) : IInteractiveTransaction
 {
     private readonly Lock _lock = new();
-    private readonly List<(Operation Operation, OperationResult Result)> _done = [];
     private Transaction _tx = tx;
+    private int _operations;
     private bool _finished;
+
+    /// <summary>
+    /// The operations answered so far, with their answers, for a replay on the reconciled state;
+    /// kept only while the snapshot lies inside a split phase (only then can an operation be
+    /// stashed), so no other transaction pays for it.
+    /// </summary>
+    private List<(Operation Operation, OperationResult Result)>? _done = tx.Snapshot.SplitKeys is null ? null : [];
 
     public long SnapshotSequence => _tx.Snapshot.Sequence;
 
@@ -31,7 +38,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         lock (_lock)
         {
             EnsureOpen();
-            if (_done.Count >= server.Limits.MaxOperations)
+            if (++_operations > server.Limits.MaxOperations)
             {
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"more than {server.Limits.MaxOperations} operations in one transaction");
             }
@@ -53,7 +60,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             try
             {
                 EnsureOpen();
-                foreach (var (op, answered) in _done)
+                foreach (var (op, answered) in _done!)
                 {
                     if (!Same(TransactionServer.Run(fresh, op, server.Limits), answered))
                     {
@@ -66,7 +73,10 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
 
                 var result = TransactionServer.Run(fresh, operation, server.Limits);
                 (fresh, _tx) = (_tx, fresh);
-                return Done(operation, result);
+
+                // A reconciled state lies inside no phase: nothing more can be stashed.
+                _done = null;
+                return result;
             }
             finally
             {
@@ -125,7 +135,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
 
     private OperationResult Done(Operation operation, OperationResult result)
     {
-        _done.Add((operation, result));
+        _done?.Add((operation, result));
         return result;
     }
 
