@@ -111,7 +111,7 @@ internal static class SoakCommand
         System.IO.Directory.CreateDirectory(o.Out);
         var started = DateTime.UtcNow;
         var loadBefore = LoadAverage();
-        Console.WriteLine($"hyder-soak: {o.Minutes} min, {o.Units} units, {o.Servers} servers, {o.Clients} clients, a fault every ~{o.FaultEverySeconds} s, seed {o.Seed}; cluster in {directory}");
+        Console.WriteLine($"hyder-soak: {o.Minutes} min, {o.Units} units, {o.Servers} servers, {o.Clients} clients, {(o.FaultEverySeconds > 0 ? $"a kill every ~{o.FaultEverySeconds} s" : "no faults")}, seed {o.Seed}; cluster in {directory}");
         var cluster = LocalCluster.Create(new LocalClusterOptions
         {
             Directory = directory,

@@ -28,7 +28,7 @@ public sealed partial class LogUnit
                 continue;
             }
 
-            _index[slot.Address] = new IndexEntry(slot.Location, slot.Kind);
+            _index.Set(slot.Address, new IndexEntry(slot.Location, slot.Kind));
         }
 
         if (Recovery.CorruptLocations.Count > 0)

@@ -57,22 +57,7 @@ public sealed partial class LogUnit
 
             // The highest address never moves back, even when the segments that held it are gone.
             _highest = Math.Max(_highest, before - 1);
-            List<long>? dropped = null;
-            foreach (var address in _index.Keys)
-            {
-                if (address < before)
-                {
-                    (dropped ??= []).Add(address);
-                }
-            }
-
-            if (dropped is not null)
-            {
-                foreach (var address in dropped)
-                {
-                    _index.Remove(address);
-                }
-            }
+            _index.RemoveBelow(before);
         }
 
         SaveMetadata();

@@ -19,7 +19,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
     private readonly ILogger _logger;
     private readonly object _lock = new();
     private readonly object _metadataLock = new();
-    private readonly Dictionary<long, IndexEntry> _index = [];
+    private readonly SlotIndex _index = new();
     private long _epoch;
     private long _trimMark;
     private long _highest = -1;
@@ -171,7 +171,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
 
             // A trim supersedes whatever the address held; everything else fills an empty address.
             var location = _store.Append(slot.AsSpan(0, _store.SlotSize), address);
-            _index[address] = new IndexEntry(location, kind);
+            _index.Set(address, new IndexEntry(location, kind));
             _highest = Math.Max(_highest, address);
             return (UnitReply.Ok, location);
         }
@@ -187,6 +187,4 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
 
     /// <inheritdoc />
     public void Dispose() => _store.Dispose();
-
-    private readonly record struct IndexEntry(long Location, SlotKind Kind);
 }
