@@ -295,7 +295,9 @@ internal static class SoakCommand
         text.AppendLine(inv, $"- machine: {Environment.ProcessorCount} cores, {Environment.OSVersion}, .NET {Environment.Version}; load average before {loadBefore}, after {loadAfter}");
         text.AppendLine(inv, $"- ran {(DateTime.UtcNow - started).TotalMinutes:F1} min (with start and verification)");
         text.AppendLine(inv, $"- list-append transactions: ok (acknowledged) {lists.Ok}, failed {lists.Failed}, unknown {lists.Unknown}; YCSB-style transactions ok {ycsb.Ok}, not ok {ycsb.NotOk}");
-        text.AppendLine(inv, $"- kills: {kills.Count} ({string.Join(", ", kills.GroupBy(k => k.Victim).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => $"{g.Key} {g.Count()}"))}), every one restarted");
+        text.AppendLine(kills.Count == 0
+            ? "- kills: none"
+            : string.Create(inv, $"- kills: {kills.Count} ({string.Join(", ", kills.GroupBy(k => k.Victim).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => $"{g.Key} {g.Count()}"))}), every one restarted"));
         text.AppendLine(inv, $"- verification: {(verification.Passed ? "PASSED" : "FAILED")}: {(verification.Converged ? "every server at ordinal " + verification.Ordinal + " with the same hash" : "servers DIVERGED")}; acknowledged appends {verification.Acknowledged}, lost {verification.Lost.Count}; checker {(verification.Check.Valid ? "valid" : "INVALID")} for serializable ({verification.Check.Stats.Transactions} transactions)");
         text.AppendLine();
         text.AppendLine(inv, $"Memory of the processes never killed (rule: drop the first 10 % of samples, flat when the last quartile's mean resident set is at most {FlatGrowth:P0} above the first quartile's):");
