@@ -69,6 +69,21 @@ public sealed class OracleTests
         Assert.Contains(report.Findings, f => f.Kind == FindingKind.Hang);
     }
 
+    /// <summary>
+    /// A case over the budget runs again before it is called a hang: one that finishes the second
+    /// time (the machine, not the decoder, was slow) is counted, not reported.
+    /// </summary>
+    [Fact]
+    public void ACaseOverTheBudgetOnlyOnceIsCountedSlowNotReportedAsAHang()
+    {
+        using var target = new ToyTarget(ToyBug.SlowOnce);
+        var report = Fuzz(target, cases: 60, timeoutMs: 150);
+        Assert.Equal(0, report.FindingCount);
+        Assert.Equal(1, report.SlowCases);
+        Assert.Equal(60, report.Cases);
+        Assert.Contains("1 slow once", report.ProgressLine(report.Elapsed), StringComparison.Ordinal);
+    }
+
     [Fact]
     public void ADocumentedExceptionWithoutAMessageIsUnclear()
     {

@@ -21,6 +21,9 @@ public enum ToyBug
     /// <summary>Takes its time on a zero step, then returns.</summary>
     Slow,
 
+    /// <summary>Takes its time on the first zero step it sees only (the machine was busy), then answers at once.</summary>
+    SlowOnce,
+
     /// <summary>Rejects with its documented exception but no message.</summary>
     NoMessage,
 
@@ -36,6 +39,7 @@ public enum ToyBug
 public sealed class ToyTarget(ToyBug bug) : FuzzTarget
 {
     private static volatile bool s_looping = true;
+    private int _slowed;
 
     public override string Name => $"toy-{bug}";
 
@@ -70,6 +74,9 @@ public sealed class ToyTarget(ToyBug bug) : FuzzTarget
 
                 break;
             case ToyBug.Slow when input[4] == 0:
+                Thread.Sleep(400);
+                break;
+            case ToyBug.SlowOnce when input[4] == 0 && Interlocked.Exchange(ref _slowed, 1) == 0:
                 Thread.Sleep(400);
                 break;
             case ToyBug.ArgumentOutOfRange when length > (uint)input.Length:

@@ -41,7 +41,11 @@ public enum CaseOutcome
 }
 
 /// <summary>The outcome of one case.</summary>
-public sealed record CaseResult(FuzzCase Case, CaseOutcome Outcome, Exception? Exception, long Allocated, TimeSpan Elapsed, Finding? Finding);
+public sealed record CaseResult(FuzzCase Case, CaseOutcome Outcome, Exception? Exception, long Allocated, TimeSpan Elapsed, Finding? Finding)
+{
+    /// <summary>Over the time budget on its first run, within it on the second: not a finding (see <c>ConfirmHang</c>).</summary>
+    public bool Slow { get; init; }
+}
 
 /// <summary>
 /// Runs cases of a target on a worker thread, watched by the calling thread: a case still running
@@ -75,11 +79,12 @@ public sealed class FuzzRunner(FuzzOptions options, Action<string>? progress = n
                 if (running >= 0 && Stopwatch.GetElapsedTime(Volatile.Read(ref worker.StartedAt)) > options.CaseTimeout
                     && Interlocked.CompareExchange(ref worker.Claim, Abandoned, running) == running)
                 {
-                    // The case never returned: report it and carry on with a fresh thread.
+                    // The case did not return in time: report it (unless a second run finishes)
+                    // and carry on with a fresh thread.
                     var hang = FuzzCase.Build(target, options.Seed, running);
-                    report.Add(new CaseResult(hang, CaseOutcome.Finding, null, 0, Stopwatch.GetElapsedTime(worker.StartedAt),
+                    report.Add(ConfirmHang(target, running, new CaseResult(hang, CaseOutcome.Finding, null, 0, Stopwatch.GetElapsedTime(worker.StartedAt),
                         new Finding(target.Name, options.Seed, hang, FindingKind.Hang,
-                            $"still running after {options.CaseTimeout.TotalMilliseconds:F0} ms (thread abandoned)", null, 0, Stopwatch.GetElapsedTime(worker.StartedAt))),
+                            $"still running after {options.CaseTimeout.TotalMilliseconds:F0} ms (thread abandoned)", null, 0, Stopwatch.GetElapsedTime(worker.StartedAt)))),
                         options.MaxFindingsKept);
                     worker.Finished.Set();
                     break;
@@ -150,6 +155,32 @@ public sealed class FuzzRunner(FuzzOptions options, Action<string>? progress = n
             {
             }
         }
+    }
+
+    /// <summary>
+    /// A case over the time budget runs once more, from freshly built bytes, on a thread of its
+    /// own before it is called a hang: on a loaded machine a thread can lose its core for longer
+    /// than the budget, while a decoder that really hangs (a loop that does not end, work out of
+    /// proportion to the input) is over the budget again. A case that finishes in time the second
+    /// time counts as <see cref="CaseResult.Slow"/> with the second run's outcome.
+    /// </summary>
+    private CaseResult ConfirmHang(FuzzTarget target, long number, CaseResult first)
+    {
+        if (first.Finding is not { Kind: FindingKind.Hang })
+        {
+            return first;
+        }
+
+        var again = FuzzCase.Build(target, options.Seed, number);
+        CaseResult? second = null;
+        var thread = new Thread(() => second = Execute(target, again)) { IsBackground = true, Name = "fuzz-confirm" };
+        thread.Start();
+        if (!thread.Join(options.CaseTimeout) || second!.Finding is { Kind: FindingKind.Hang })
+        {
+            return first;
+        }
+
+        return second with { Slow = true };
     }
 
     /// <summary>Runs one case on the current thread and judges it.</summary>
@@ -230,6 +261,8 @@ public sealed class FuzzRunner(FuzzOptions options, Action<string>? progress = n
                     // The watcher gave up on this case and reported it; this thread is no longer wanted.
                     return;
                 }
+
+                result = runner.ConfirmHang(target, n, result);
 
                 report.Add(result, runner.Options.MaxFindingsKept);
             }

@@ -12,6 +12,7 @@ public sealed class TargetReport(string target)
     private long _successes;
     private long _rejected;
     private long _findingCount;
+    private long _slow;
 
     /// <summary>The target's name.</summary>
     public string Target { get; } = target;
@@ -27,6 +28,9 @@ public sealed class TargetReport(string target)
 
     /// <summary>Cases the oracle holds something against.</summary>
     public long FindingCount => Volatile.Read(ref _findingCount);
+
+    /// <summary>Cases over the time budget once but within it when run again (a loaded machine, not a hang).</summary>
+    public long SlowCases => Volatile.Read(ref _slow);
 
     /// <summary>The findings kept (the first of each signature, then more up to the limit).</summary>
     public IReadOnlyList<Finding> Findings
@@ -64,6 +68,7 @@ public sealed class TargetReport(string target)
         lock (_lock)
         {
             _cases++;
+            _slow += result.Slow ? 1 : 0;
             switch (result.Outcome)
             {
                 case CaseOutcome.Success:
@@ -85,10 +90,9 @@ public sealed class TargetReport(string target)
                     break;
             }
         }
-
     }
 
     /// <summary>One line for the progress output.</summary>
     public string ProgressLine(TimeSpan elapsed) => string.Create(CultureInfo.InvariantCulture,
-        $"  {Target}: {Cases:N0} cases in {elapsed.TotalSeconds:F0} s ({Cases / Math.Max(elapsed.TotalSeconds, 0.001):N0}/s), {Successes:N0} ok, {Rejections:N0} rejected, {FindingCount} findings");
+        $"  {Target}: {Cases:N0} cases in {elapsed.TotalSeconds:F0} s ({Cases / Math.Max(elapsed.TotalSeconds, 0.001):N0}/s), {Successes:N0} ok, {Rejections:N0} rejected, {FindingCount} findings{(SlowCases > 0 ? $", {SlowCases} slow once" : "")}");
 }
