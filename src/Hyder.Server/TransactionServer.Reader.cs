@@ -23,6 +23,13 @@ public sealed partial class TransactionServer
     private long _ordinal;
     private long _lastBarrier;
     private long _fillerFor;
+
+    /// <summary>
+    /// The nonce of each intention of the last W + 2 ordinals, with the ordinal of its first copy
+    /// (see <see cref="FirstCopyOf"/>), and the order to forget them in.
+    /// </summary>
+    private readonly Dictionary<long, long> _recentNonces = [];
+    private readonly Queue<(long Ordinal, long Nonce)> _nonceOrder = new();
     private Exception? _failure;
     private Tree.Pipeline.PipelineBarrier? _lastPipelineBarrier;
 
@@ -178,6 +185,7 @@ public sealed partial class TransactionServer
         }
 
         job.SnapshotSequence = header.SnapshotSequence;
+        var firstCopy = FirstCopyOf(header.Nonce, v);
         if (_localByNonce.TryRemove(header.Nonce, out var local))
         {
             job.Local = local;
@@ -213,8 +221,48 @@ public sealed partial class TransactionServer
         {
             Decide(job, Job.Abort(AbortCause.SnapshotBeforeCheckpoint, $"snapshot #{s} precedes the checkpoint barrier #{_lastBarrier}"));
         }
+        else if (firstCopy is { } first)
+        {
+            Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} is a second copy of intention #{first} (nonce {header.Nonce:x16}); the first copy decided it"));
+        }
 
         Dispatch(job);
+    }
+
+    /// <summary>
+    /// An append is not idempotent: a log client that retries an append across a new epoch can
+    /// leave two copies of one intention in the log. The first copy decides the transaction (its
+    /// client learns that outcome), so every server aborts a later copy alike; otherwise an
+    /// increment would count twice, and a transaction its client was told aborted could commit
+    /// (a group conflict aborts the first copy, not the second). Returns the ordinal of an earlier
+    /// copy of intention <paramref name="ordinal"/>, or null, and remembers its nonce.
+    /// </summary>
+    /// <remarks>
+    /// Remembering the last W + 2 ordinals is enough, and a server restarted from a checkpoint
+    /// agrees with its peers, because the rules checked before this one decide every other
+    /// copy: a copy of a snapshot s comes after its first copy v₁ &gt; s, so if v₁ is older than
+    /// that, the copy's snapshot is more than W behind it; and if v₁ precedes the checkpoint
+    /// barrier a restarted server starts from, so does s.
+    /// </remarks>
+    private long? FirstCopyOf(long nonce, long ordinal)
+    {
+        while (_nonceOrder.TryPeek(out var oldest) && oldest.Ordinal < ordinal - _settings.StateWindow - 1)
+        {
+            _nonceOrder.Dequeue();
+            if (_recentNonces.TryGetValue(oldest.Nonce, out var first) && first == oldest.Ordinal)
+            {
+                _recentNonces.Remove(oldest.Nonce);
+            }
+        }
+
+        if (_recentNonces.TryGetValue(nonce, out var earlier))
+        {
+            return earlier;
+        }
+
+        _recentNonces.Add(nonce, ordinal);
+        _nonceOrder.Enqueue((ordinal, nonce));
+        return null;
     }
 
     private static void Decide(Job job, MeldOutcome decision)

@@ -25,8 +25,9 @@ namespace Hyder.Server;
 /// <para>Rules every server applies alike, from the log only: an intention whose snapshot is more
 /// than W ordinals behind is aborted (<see cref="AbortCause.SnapshotTooOld"/>); one whose snapshot
 /// precedes the last checkpoint barrier before it is aborted
-/// (<see cref="AbortCause.SnapshotBeforeCheckpoint"/>); a block that does not decode is rejected
-/// with the decoder's reason.</para>
+/// (<see cref="AbortCause.SnapshotBeforeCheckpoint"/>); a second copy of an intention (the same
+/// nonce as one of the last W + 2 ordinals: a retried append) is rejected, since its first copy
+/// decided it; a block that does not decode is rejected with the decoder's reason.</para>
 /// </remarks>
 public sealed partial class TransactionServer : ITransactionEngine, IAsyncDisposable
 {
