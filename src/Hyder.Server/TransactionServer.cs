@@ -214,8 +214,10 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         var from = ReadPosition;
         var tail = await _log.TailAsync(cancellationToken).ConfigureAwait(false);
 
-        // The reader dispatches a position's ordinal before it moves past the position.
-        while (ReadPosition < tail || LastMelded < Volatile.Read(ref _ordinal))
+        // The reader dispatches a position's ordinal before it moves past the position. With group
+        // meld the first of a pair is melded with its partner, which nobody may append while the
+        // log is quiet: a log that ends inside a pair is caught up once everything before it is.
+        while (ReadPosition < tail || LastMelded < Meldable(Volatile.Read(ref _ordinal)))
         {
             if ((_failure ?? _pipeline.Failure) is { } failure)
             {
@@ -231,6 +233,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             _logger.CaughtUp(_options.ServerId, tail, LastMelded, seconds);
         }
     }
+
+    /// <summary>The last ordinal up to <paramref name="ordinal"/> that final meld can finish without a later one.</summary>
+    private long Meldable(long ordinal) => _settings.GroupMeld && ordinal % 2 == 1 ? ordinal - 1 : ordinal;
 
     /// <summary>
     /// A pause of <paramref name="milliseconds"/> on the server's clock. In cooperative mode it
