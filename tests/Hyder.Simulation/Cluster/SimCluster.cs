@@ -342,6 +342,9 @@ public sealed class SimStats
 
     public long Ordinals { get; set; }
 
+    /// <summary>Checkpoints the servers wrote (their final blocks acknowledged).</summary>
+    public int CheckpointsWritten { get; set; }
+
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     public void Add(SimStats other)
     {
@@ -358,9 +361,10 @@ public sealed class SimStats
         TornSlotsCut += other.TornSlotsCut;
         CorruptSlots += other.CorruptSlots;
         Ordinals += other.Ordinals;
+        CheckpointsWritten += other.CheckpointsWritten;
     }
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}";
+        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}";
 }

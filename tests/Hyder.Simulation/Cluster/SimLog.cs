@@ -31,6 +31,11 @@ internal sealed class SimLog(SimCluster cluster, string server, LogClient inner)
 
         // The log acknowledged it, whether or not the server still lives to hear it.
         cluster.Invariants.Acknowledged(server, address, bytes);
+        if (BlockHeader.TryParse(bytes, out var header, out _) && header.Kind == BlockKind.Checkpoint)
+        {
+            cluster.Stats.CheckpointsWritten++;
+        }
+
         cluster.Trace.Add($"{server} appended {bytes.Length} B @{address}");
         ThrowIfHalted();
         return address;
