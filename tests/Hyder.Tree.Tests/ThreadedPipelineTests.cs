@@ -243,6 +243,36 @@ public sealed class ThreadedPipelineTests
         }
     }
 
+    /// <summary>
+    /// A checkpoint barrier that is the last ordinal submitted completes without a later one: the
+    /// group stage reports once it has finished the barrier (a checkpoint on a quiet log).
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task ABarrierAtTheEndOfTheLogCompletesWithoutALaterOrdinal(bool cooperative)
+    {
+        var db = new Database();
+        using var pipeline = new ThreadedPipeline(db, new PipelineOptions(2, 1, true), new PipelineRuntime
+        {
+            Window = 16,
+            Threading = new PipelineThreading { Cooperative = cooperative },
+        });
+        pipeline.SubmitDecided(1, new MeldOutcome { Committed = true });
+        var barrier = pipeline.SubmitBarrier(2);
+        if (cooperative)
+        {
+            Assert.True(barrier.IsComplete);
+        }
+        else
+        {
+            await barrier.Sequences.WaitAsync(TimeSpan.FromSeconds(30));
+        }
+
+        Assert.Equal(2, pipeline.LastMelded);
+        barrier.Release();
+    }
+
     [Theory]
     [InlineData(0, 0)]
     [InlineData(1, 0)]

@@ -692,13 +692,16 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         var v = _groupNext;
+
+        // Having finished a barrier, the stage reports at once, not when the next ordinal comes:
+        // a checkpoint on a quiet log must complete.
+        CaptureGroup(v);
         if (!HasResult(v))
         {
             var idle = Idle(v);
             if (idle == Step.Ended && _heldOrdinal != 0 && !_stopping)
             {
                 // The end of the log inside a pair: the first goes alone (as ReferencePipeline.Flush).
-                CaptureGroup(v);
                 if (!UnitFree(_heldOrdinal))
                 {
                     return Step.Blocked;
@@ -717,7 +720,6 @@ public sealed class ThreadedPipeline : IDisposable
             return Step.Blocked;
         }
 
-        CaptureGroup(v);
         TakeResult(v, out var intention, out var abort);
         _groupNext = v + 1;
         _delay?.Invoke(PipelineStage.GroupMeld, v);
