@@ -17,6 +17,10 @@ public sealed partial class TransactionServer
     private readonly BlockingCollection<Job> _submitQueue = new(4096);
     private readonly Dictionary<long, ReadOnlyMemory<byte>> _parts = [];
     private readonly Queue<long> _partOrder = new();
+
+    /// <summary>Nonces of the intentions of the last StateWindow ordinals, with their ordinals (the duplicate rule).</summary>
+    private readonly Dictionary<long, long> _nonces = [];
+    private readonly Queue<(long Ordinal, long Nonce)> _nonceOrder = new();
     private BlockingCollection<Job>[] _lanes = [];
     private long _nextPosition;
     private long _ordinal;
@@ -215,8 +219,40 @@ public sealed partial class TransactionServer
         {
             Decide(job, Job.Abort(AbortCause.SnapshotBeforeCheckpoint, $"snapshot #{s} precedes the checkpoint barrier #{_lastBarrier}"));
         }
+        else if (FirstCopyOf(header.Nonce, v) is { } first)
+        {
+            Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} is a second copy of intention #{first} (an append retried after a timeout or a new epoch)"));
+        }
 
         Dispatch(job);
+    }
+
+    /// <summary>
+    /// The duplicate rule, the same on every server: an intention whose nonce an earlier ordinal
+    /// of the last StateWindow carried is a second copy of that intention (a retried append can
+    /// leave one in the log) and is aborted, so only the copy whose outcome the client was told
+    /// can commit; with group meld a first copy's <see cref="AbortCause.GroupConflict"/> does not
+    /// make the second abort. An earlier copy further back needs no memory: the copy's snapshot
+    /// precedes it, so the snapshot-too-old or checkpoint-barrier rule (checked first) aborts the
+    /// copy on every server, a restarted one too. Returns the first copy's ordinal, or null
+    /// (and remembers this nonce).
+    /// </summary>
+    private long? FirstCopyOf(long nonce, long v)
+    {
+        while (_nonceOrder.Count > 0 && _nonceOrder.Peek().Ordinal < v - 1 - _settings.StateWindow)
+        {
+            var (_, old) = _nonceOrder.Dequeue();
+            _nonces.Remove(old);
+        }
+
+        if (_nonces.TryGetValue(nonce, out var first))
+        {
+            return first;
+        }
+
+        _nonces[nonce] = v;
+        _nonceOrder.Enqueue((v, nonce));
+        return null;
     }
 
     private static void Decide(Job job, MeldOutcome decision)

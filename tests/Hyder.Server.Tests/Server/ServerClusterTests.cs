@@ -147,6 +147,48 @@ public sealed class ServerClusterTests
         Assert.Equal(0, server.LastMelded);
     }
 
+    /// <summary>
+    /// Found by the simulation (seeds 346 default, 136 and 256 network, all with group meld): a
+    /// retried append left two copies of one intention in the log; the client was told the first
+    /// copy's outcome (aborted, a group conflict) while the second, decoded as a peer's, committed.
+    /// Every server now rejects a second copy.
+    /// </summary>
+    [Fact]
+    public async Task ASecondCopyOfAnIntentionInTheLogIsRejectedOnEveryServer()
+    {
+        var outcomes = new ConcurrentDictionary<(int Server, long Ordinal), MeldOutcome>();
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings(), o => o.MeldedHook = (v, m, _) => outcomes[(0, v)] = m);
+        await cluster.AddServerAsync(o => o.MeldedHook = (v, m, _) => outcomes[(1, v)] = m);
+        Assert.Equal(TransactionStatus.Committed, (await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(1), Value("a"))])).Status);
+
+        // The intention's final block, appended again.
+        var tail = await cluster.Log.TailAsync();
+        var buffer = new byte[cluster.Log.BlockSize];
+        byte[]? final = null;
+        for (var p = tail - 1; p >= 0 && final is null; p--)
+        {
+            var read = await cluster.Log.ReadAsync(p, buffer);
+            if (read.Kind == Log.LogEntryKind.Data && Tree.Serialization.BlockHeader.TryParse(buffer.AsSpan(0, read.Length), out var header, out _)
+                && header.Kind == Tree.Serialization.BlockKind.Intention)
+            {
+                final = buffer.AsSpan(0, read.Length).ToArray();
+            }
+        }
+
+        Assert.NotNull(final);
+        await cluster.Log.AppendAsync(final);
+        var hashes = await cluster.QuiesceAsync();
+        Assert.Equal(hashes[0], hashes[1]);
+        for (var s = 0; s < 2; s++)
+        {
+            Assert.True(outcomes[(s, 1)].Committed);
+            var copy = outcomes[(s, 2)];
+            Assert.False(copy.Committed);
+            Assert.Equal(AbortCause.Rejected, copy.Cause);
+            Assert.Contains("second copy of intention #1", copy.RejectReason);
+        }
+    }
+
     [Fact]
     public async Task FillersAndCheckpointMarkersAreNotCountedAsIntentions()
     {

@@ -153,7 +153,7 @@ internal sealed class ServerNode
         var hash = TreeInspector.StateHash(current.Root);
         _cluster.Trace.Add($"{Name} meld #{ordinal} {(outcome.Committed ? "commit" : "abort " + outcome.Cause)} state {hash:x16}");
         _cluster.Invariants.Melded(Name, ordinal, outcome.Committed, hash);
-        if (!outcome.Committed && outcome.Cause == AbortCause.Rejected)
+        if (!outcome.Committed && outcome.Cause == AbortCause.Rejected && outcome.RejectReason?.Contains("is a second copy of intention", StringComparison.Ordinal) != true)
         {
             _cluster.Violation($"{Name}: intention #{ordinal} was rejected: {outcome.RejectReason}");
         }
