@@ -34,6 +34,25 @@ public sealed class ServerOptions
     /// <summary>Stage threads' spinning and pinning.</summary>
     public PipelineThreading Threading { get; set; } = new();
 
+    /// <summary>
+    /// The clock every wait of the server goes through: the reader's polls and hole timeouts, the
+    /// filler's idle time, catching up, maintenance periods. <see cref="TimeProvider.System"/> by
+    /// default; the deterministic simulation passes its virtual clock.
+    /// </summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+
+    /// <summary>
+    /// Cooperative mode (the deterministic simulation, docs/simulation.md): the server starts no
+    /// thread and uses no <c>Task.Run</c>. The reader loop starts on the caller's thread and
+    /// continues wherever the log completes its reads; each intention is deserialized and
+    /// submitted inline, and the pipeline runs its stages on that thread
+    /// (<see cref="PipelineThreading.Cooperative"/>); outcomes are delivered after the submit that
+    /// melded them; admission refuses at once instead of waiting; delays take no cancellation
+    /// token. <see cref="Threading"/> and <see cref="DeserializerThreads"/> do not apply. Off by
+    /// default: a production server runs threaded.
+    /// </summary>
+    public bool Cooperative { get; set; }
+
     /// <summary>How long the reader waits at an unwritten address below the tail before filling the hole.</summary>
     public TimeSpan HoleTimeout { get; set; } = TimeSpan.FromMilliseconds(500);
 

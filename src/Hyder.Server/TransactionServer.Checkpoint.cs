@@ -13,7 +13,7 @@ public sealed partial class TransactionServer
     public async ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default)
     {
         ThrowIfStopping();
-        var request = new CheckpointRequest((ulong)Random.Shared.NextInt64() | 1);
+        var request = new CheckpointRequest((ulong)Random.Shared.NextInt64() | 1, _cooperative);
         _checkpointRequests[request.Id] = request;
         try
         {
@@ -30,7 +30,7 @@ public sealed partial class TransactionServer
     {
         try
         {
-            await _log.AppendAsync(Blocks.Control(ControlKind.CheckpointMarker, BitConverter.GetBytes(request.Id)), _stop.Token).ConfigureAwait(false);
+            await _log.AppendAsync(Blocks.Control(ControlKind.CheckpointMarker, BitConverter.GetBytes(request.Id)), StopToken).ConfigureAwait(false);
         }
         catch (Exception e)
         {
@@ -47,7 +47,7 @@ public sealed partial class TransactionServer
     {
         try
         {
-            var sequences = await barrier.Sequences.WaitAsync(_stop.Token).ConfigureAwait(false);
+            var sequences = await barrier.Sequences.WaitAsync(StopToken).ConfigureAwait(false);
             if (marker.Checkpoint is not { } request)
             {
                 return;
@@ -55,14 +55,16 @@ public sealed partial class TransactionServer
 
             var state = barrier.State!;
             var info = new CheckpointInfo(barrier.Ordinal, state.Sequence, marker.Position + 1, sequences) { SplitKeys = state.FollowingSplitKeys?.Items ?? [] };
-            var encoded = await Task.Run(() => Blocks.EncodeCheckpoint(state, info.Encode(), _settings.BlockSize)).ConfigureAwait(false);
+            var encoded = _cooperative
+                ? Blocks.EncodeCheckpoint(state, info.Encode(), _settings.BlockSize)
+                : await Task.Run(() => Blocks.EncodeCheckpoint(state, info.Encode(), _settings.BlockSize)).ConfigureAwait(false);
             var positions = new long[encoded.Parts.Count];
             for (var i = 0; i < positions.Length; i++)
             {
-                positions[i] = await _log.AppendAsync(encoded.Parts[i], _stop.Token).ConfigureAwait(false);
+                positions[i] = await _log.AppendAsync(encoded.Parts[i], StopToken).ConfigureAwait(false);
             }
 
-            var at = await _log.AppendAsync(encoded.Finish(positions), _stop.Token).ConfigureAwait(false);
+            var at = await _log.AppendAsync(encoded.Finish(positions), StopToken).ConfigureAwait(false);
             _metrics.Add(Counter.Checkpoints);
             _logger.CheckpointWritten(_options.ServerId, barrier.Ordinal, at, positions.Length + 1);
             request.Done.TrySetResult(barrier.Ordinal);
@@ -189,22 +191,23 @@ public sealed partial class TransactionServer
         var ct = _stop.Token;
         try
         {
-            while (!ct.IsCancellationRequested)
+            // A server that stopped serving (its reader failed) stops maintaining too.
+            while (!ct.IsCancellationRequested && Failure is null)
             {
-                await Task.Delay(50, ct).ConfigureAwait(false);
+                await PauseAsync(50, ct).ConfigureAwait(false);
                 var melded = _pipeline.LastMelded;
                 try
                 {
                     if (melded >= nextFlush)
                     {
                         nextFlush = melded + flushEvery;
-                        await FlushAsync(ct).ConfigureAwait(false);
+                        await FlushAsync(StopToken).ConfigureAwait(false);
                     }
 
                     if (melded >= nextCheckpoint)
                     {
                         nextCheckpoint = melded + checkpointEvery;
-                        await CheckpointAsync(ct).ConfigureAwait(false);
+                        await CheckpointAsync(StopToken).ConfigureAwait(false);
                     }
                 }
                 catch (EngineException)
@@ -240,14 +243,16 @@ public sealed partial class TransactionServer
         while (_pipeline.LastMelded < atLeastOrdinal)
         {
             ThrowIfStopping();
-            await Task.Delay(1, cancellationToken).ConfigureAwait(false);
+            await PauseAsync(1, cancellationToken).ConfigureAwait(false);
         }
 
         var ordinal = _pipeline.LastMelded;
         var state = _db.PinCurrent();
         try
         {
-            var hash = await Task.Run(() => TreeInspector.StateHash(state.Root), cancellationToken).ConfigureAwait(false);
+            var hash = _cooperative
+                ? TreeInspector.StateHash(state.Root)
+                : await Task.Run(() => TreeInspector.StateHash(state.Root), cancellationToken).ConfigureAwait(false);
             return new StateHash(ordinal, state.Sequence, hash);
         }
         finally

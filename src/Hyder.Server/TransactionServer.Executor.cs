@@ -116,7 +116,7 @@ public sealed partial class TransactionServer
             using var stopOrCaller = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stop.Token);
             try
             {
-                var waited = await Task.WhenAny(reconciled, Task.Delay(_options.FillerAfter, stopOrCaller.Token)).ConfigureAwait(false);
+                var waited = await Task.WhenAny(reconciled, _cooperative ? Task.Delay(_options.FillerAfter, _time, CancellationToken.None) : Task.Delay(_options.FillerAfter, _time, stopOrCaller.Token)).ConfigureAwait(false);
                 if (waited != reconciled)
                 {
                     stopOrCaller.Token.ThrowIfCancellationRequested();
@@ -162,7 +162,7 @@ public sealed partial class TransactionServer
         {
             try
             {
-                await _log.AppendAsync(Blocks.Control(Cluster.ControlKind.Filler, []), _stop.Token).ConfigureAwait(false);
+                await _log.AppendAsync(Blocks.Control(Cluster.ControlKind.Filler, []), StopToken).ConfigureAwait(false);
             }
             catch (Exception e) when (e is OperationCanceledException or SharedLogException)
             {
@@ -207,7 +207,10 @@ public sealed partial class TransactionServer
 
                 // The next batch starts after the last key sent.
                 range = new KeyRange(rows[^1].Key, false, range.High, false);
-                await Task.Yield();
+                if (!_cooperative)
+                {
+                    await Task.Yield();
+                }
             }
         }
         finally
@@ -224,9 +227,10 @@ public sealed partial class TransactionServer
     }
 
     /// <summary>Admission control: a slot among <see cref="ServerOptions.MaxInFlight"/>, or ResourceExhausted after the timeout.</summary>
+    /// <remarks>Cooperative mode refuses at once when no slot is free: a waiting <c>WaitAsync</c> continues on the thread pool.</remarks>
     internal async ValueTask AdmitAsync(CancellationToken cancellationToken)
     {
-        if (!await _admission.WaitAsync(_options.AdmissionTimeout, cancellationToken).ConfigureAwait(false))
+        if (!(_cooperative ? _admission.Wait(0, CancellationToken.None) : await _admission.WaitAsync(_options.AdmissionTimeout, cancellationToken).ConfigureAwait(false)))
         {
             _metrics.Add(Counter.Refused);
             throw new EngineException(
@@ -252,7 +256,7 @@ public sealed partial class TransactionServer
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"the transaction's intention cannot be written: {e.Message}");
             }
 
-            pending = new PendingTransaction(intention);
+            pending = new PendingTransaction(intention, _cooperative);
             _localByNonce[encoded.Nonce] = pending;
             var positions = new long[encoded.Parts.Count];
             try

@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
@@ -33,6 +32,9 @@ public sealed partial class TransactionServer
     private Exception? _failure;
     private Tree.Pipeline.PipelineBarrier? _lastPipelineBarrier;
 
+    /// <summary>Cooperative mode: the pool intentions are deserialized into on the reader's thread.</summary>
+    private NodePool? _inlinePool;
+
     /// <summary>The next log position the reader will look at.</summary>
     public long ReadPosition => Volatile.Read(ref _nextPosition);
 
@@ -44,7 +46,7 @@ public sealed partial class TransactionServer
         var ct = _stop.Token;
         var buffer = new byte[_log.BlockSize];
         long tail = 0;
-        var idle = Stopwatch.StartNew();
+        var idleSince = _time.GetTimestamp();
         try
         {
             while (!ct.IsCancellationRequested)
@@ -55,8 +57,8 @@ public sealed partial class TransactionServer
                     tail = await _log.TailAsync(ct).ConfigureAwait(false);
                     if (p >= tail)
                     {
-                        await MaybeFillAsync(idle, ct).ConfigureAwait(false);
-                        await Task.Delay(1, ct).ConfigureAwait(false);
+                        await MaybeFillAsync(idleSince, ct).ConfigureAwait(false);
+                        await PauseAsync(1, ct).ConfigureAwait(false);
                         continue;
                     }
                 }
@@ -74,7 +76,7 @@ public sealed partial class TransactionServer
                     LogRead read;
                     try
                     {
-                        read = await Startup.ReadSettledAsync(_log, p, buffer, _options.HoleTimeout, ct).ConfigureAwait(false);
+                        read = await Startup.ReadSettledAsync(_log, p, buffer, _options.HoleTimeout, _time, ct).ConfigureAwait(false);
                     }
                     catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
                     {
@@ -98,7 +100,7 @@ public sealed partial class TransactionServer
                 await HandleAsync(p, block, owned, ct).ConfigureAwait(false);
                 Volatile.Write(ref _nextPosition, p + 1);
                 _broadcast?.DiscardBelow(p + 1);
-                idle.Restart();
+                idleSince = _time.GetTimestamp();
             }
         }
         catch (OperationCanceledException) when (ct.IsCancellationRequested)
@@ -115,9 +117,9 @@ public sealed partial class TransactionServer
     /// With group meld, the first of a pair waits for its partner; when the log is quiet and this
     /// server has transactions waiting, it appends a filler so they are not held back.
     /// </summary>
-    private async Task MaybeFillAsync(Stopwatch idle, CancellationToken ct)
+    private async Task MaybeFillAsync(long idleSince, CancellationToken ct)
     {
-        if (!_settings.GroupMeld || _ordinal % 2 == 0 || _fillerFor == _ordinal || InFlight == 0 || idle.Elapsed < _options.FillerAfter)
+        if (!_settings.GroupMeld || _ordinal % 2 == 0 || _fillerFor == _ordinal || InFlight == 0 || _time.GetElapsedTime(idleSince) < _options.FillerAfter)
         {
             return;
         }
@@ -346,6 +348,21 @@ public sealed partial class TransactionServer
     private void Dispatch(Job job)
     {
         var ct = _stop.Token;
+        if (_cooperative)
+        {
+            // Every ordinal before this one has been submitted and the pipeline ran until it could
+            // not progress, so the snapshot has been melded (or never will be): decode and submit now.
+            ct.ThrowIfCancellationRequested();
+            if (!job.IsDecided && job.Local is null)
+            {
+                Deserialize(job, _inlinePool!);
+            }
+
+            Submit(job);
+            DeliverOutcomes();
+            return;
+        }
+
         _submitQueue.Add(job, ct);
         if (job.IsDecided || job.Local is not null)
         {
@@ -390,7 +407,9 @@ public sealed partial class TransactionServer
                 break;
             }
 
-            if (melded >= s || _stop.IsCancellationRequested)
+            // Cooperative: everything before this ordinal has been melded but the first of a group
+            // meld pair waiting for this one; a snapshot that is missing now never comes.
+            if (melded >= s || _stop.IsCancellationRequested || _cooperative)
             {
                 job.IsDecided = true;
                 job.Decision = Job.Abort(AbortCause.Rejected, $"intention #{job.Ordinal} names snapshot #{s}, which is not a committed state");
@@ -428,41 +447,69 @@ public sealed partial class TransactionServer
                     spin.SpinOnce(sleep1Threshold: 10);
                 }
 
-                var v = job.Ordinal;
-                if (job.Local is { } local)
-                {
-                    local.Ordinal = v;
-                    _localByOrdinal[v] = local;
-                }
-
-                if (job.Intention is { } intention)
-                {
-                    _db.Append(intention, v, job.Position);
-                    _pipeline.Submit(intention);
-                }
-                else if (job.IsBarrier)
-                {
-                    // One barrier is captured at a time; the previous one needs only ordinals
-                    // already submitted, so it completes.
-                    while (_lastPipelineBarrier is { IsComplete: false })
-                    {
-                        spin.SpinOnce(sleep1Threshold: 10);
-                    }
-
-                    var barrier = _pipeline.SubmitBarrier(v);
-                    _lastPipelineBarrier = barrier;
-                    _ = WriteCheckpointAsync(barrier, job);
-                }
-                else
-                {
-                    _pipeline.SubmitDecided(v, job.Decision);
-                }
+                Submit(job);
             }
         }
         catch (Exception e) when (e is not OperationCanceledException)
         {
             _failure ??= e;
             _logger.StageFailed(e, _options.ServerId, "submitter");
+        }
+    }
+
+    /// <summary>Hands one ordinal to the pipeline, in log order (the submitter thread, or the reader in cooperative mode).</summary>
+    private void Submit(Job job)
+    {
+        var v = job.Ordinal;
+        if (job.Local is { } local)
+        {
+            local.Ordinal = v;
+            _localByOrdinal[v] = local;
+        }
+
+        if (job.Intention is { } intention)
+        {
+            _db.Append(intention, v, job.Position);
+            _pipeline.Submit(intention);
+        }
+        else if (job.IsBarrier)
+        {
+            // One barrier is captured at a time; the previous one needs only ordinals
+            // already submitted, so it completes.
+            var spin = default(SpinWait);
+            while (_lastPipelineBarrier is { IsComplete: false })
+            {
+                if (_cooperative)
+                {
+                    throw new InvalidOperationException($"the checkpoint barrier at #{_lastPipelineBarrier.Ordinal} is incomplete at the next barrier #{v}");
+                }
+
+                spin.SpinOnce(sleep1Threshold: 10);
+            }
+
+            var barrier = _pipeline.SubmitBarrier(v);
+            _lastPipelineBarrier = barrier;
+            _ = WriteCheckpointAsync(barrier, job);
+        }
+        else
+        {
+            _pipeline.SubmitDecided(v, job.Decision);
+        }
+    }
+
+    /// <summary>Cooperative mode: completes the outcomes final meld reached during the last submit, in ordinal order.</summary>
+    private void DeliverOutcomes()
+    {
+        if (_melded.Count == 0)
+        {
+            return;
+        }
+
+        var done = _melded.ToArray();
+        _melded.Clear();
+        foreach (var (pending, outcome) in done)
+        {
+            pending.Outcome.TrySetResult(outcome);
         }
     }
 }

@@ -45,6 +45,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
     private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
     private readonly ServerMetrics _metrics;
+    private readonly TimeProvider _time;
+    private readonly bool _cooperative;
+
+    /// <summary>Cooperative mode: outcomes melded during the current submit, delivered after it returns.</summary>
+    private readonly List<(PendingTransaction Pending, MeldOutcome Outcome)> _melded = [];
 
     /// <summary>Ordinals of control records (fillers, checkpoint markers): melded as no-ops, not counted as intentions.</summary>
     private readonly ConcurrentDictionary<long, byte> _controlOrdinals = new();
@@ -81,6 +86,8 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _settingsPosition = settingsPosition;
         _commutativeMode = settings.CommutativeOperations ? Tree.Commutative.CommutativeMode.Operations : Tree.Commutative.CommutativeMode.ReadModifyWrite;
         _logger = logger;
+        _time = options.TimeProvider ?? TimeProvider.System;
+        _cooperative = options.Cooperative;
         _broadcast = broadcast;
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
@@ -96,7 +103,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             Delay = options.StageDelay,
             Melded = OnMelded,
             StartSequences = sequences,
-            Threading = options.Threading,
+            Threading = options.Cooperative ? new PipelineThreading { Cooperative = true } : options.Threading,
         });
     }
 
@@ -124,6 +131,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// <summary>The server's counters.</summary>
     public ServerMetrics Metrics => _metrics;
 
+    /// <summary>Why the server stopped serving (its reader, deserializer, submitter or pipeline failed); null while it serves.</summary>
+    public Exception? Failure => _failure ?? _pipeline.Failure;
+
     /// <summary>
     /// Starts a server on <paramref name="log"/>: agrees on the cluster settings with the log's
     /// first record (writing it on a new log), loads the latest checkpoint if there is one, and
@@ -148,13 +158,13 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             throw new ServerStartException($"the cluster's intention block size ({options.Cluster.BlockSize} B) is larger than the log's block size ({log.BlockSize} B)");
         }
 
-        var (settings, settingsPosition) = await Startup.AgreeOnSettingsAsync(log, options.Cluster, logger, cancellationToken).ConfigureAwait(false);
+        var (settings, settingsPosition) = await Startup.AgreeOnSettingsAsync(log, options.Cluster, logger, options.TimeProvider ?? TimeProvider.System, cancellationToken).ConfigureAwait(false);
         Database db;
         StageSequences? sequences = null;
         var readFrom = settingsPosition + 1;
         long lastBarrier = 0;
         var restart = options.RecoverFromCheckpoint
-            ? await Startup.FindCheckpointAsync(log, settingsPosition, logger, cancellationToken).ConfigureAwait(false)
+            ? await Startup.FindCheckpointAsync(log, settingsPosition, logger, options.Cooperative, cancellationToken).ConfigureAwait(false)
             : null;
         if (restart is { } r)
         {
@@ -201,29 +211,62 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// </summary>
     private async Task CatchUpAsync(CancellationToken cancellationToken)
     {
-        var clock = System.Diagnostics.Stopwatch.StartNew();
+        var started = _time.GetTimestamp();
         var from = ReadPosition;
         var tail = await _log.TailAsync(cancellationToken).ConfigureAwait(false);
 
-        // The reader dispatches a position's ordinal before it moves past the position.
-        while (ReadPosition < tail || LastMelded < Volatile.Read(ref _ordinal))
+        // The reader dispatches a position's ordinal before it moves past the position. With group
+        // meld the first of a pair is melded with its partner, which nobody may append while the
+        // log is quiet: a log that ends inside a pair is caught up once everything before it is.
+        while (ReadPosition < tail || LastMelded < Meldable(Volatile.Read(ref _ordinal)))
         {
             if ((_failure ?? _pipeline.Failure) is { } failure)
             {
                 throw new ServerStartException($"the server failed while catching up with the log: {failure.Message}", failure);
             }
 
-            await Task.Delay(1, cancellationToken).ConfigureAwait(false);
+            await PauseAsync(1, cancellationToken).ConfigureAwait(false);
         }
 
         if (tail > from)
         {
-            _logger.CaughtUp(_options.ServerId, tail, LastMelded, clock.Elapsed.TotalSeconds);
+            var seconds = _time.GetElapsedTime(started).TotalSeconds;
+            _logger.CaughtUp(_options.ServerId, tail, LastMelded, seconds);
         }
     }
 
+    /// <summary>The last ordinal up to <paramref name="ordinal"/> that final meld can finish without a later one.</summary>
+    private long Meldable(long ordinal) => _settings.GroupMeld && ordinal % 2 == 1 ? ordinal - 1 : ordinal;
+
+    /// <summary>
+    /// A pause of <paramref name="milliseconds"/> on the server's clock. In cooperative mode it
+    /// takes no token, since cancelling a delay on a custom clock continues on the thread pool:
+    /// the caller checks for the stop after it.
+    /// </summary>
+    private Task PauseAsync(int milliseconds, CancellationToken ct) =>
+        _time == TimeProvider.System ? Task.Delay(milliseconds, ct)
+        : _cooperative ? Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _time, CancellationToken.None)
+        : Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _time, ct);
+
+    /// <summary>The token the server's own awaits take: none in cooperative mode (see <see cref="PauseAsync"/>).</summary>
+    private CancellationToken StopToken => _cooperative ? CancellationToken.None : _stop.Token;
+
     private void Start()
     {
+        if (_cooperative)
+        {
+            // No thread, no Task.Run: the reader runs on this thread until its first wait, then
+            // wherever the log completes its operations (the simulation's one thread).
+            _inlinePool = new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity);
+            _reader = ReadLoopAsync();
+            if (_options.FlushEvery > 0 || _options.CheckpointEvery > 0)
+            {
+                _maintenance = MaintenanceLoopAsync();
+            }
+
+            return;
+        }
+
         var n = _options.DeserializerThreads;
         _lanes = new BlockingCollection<Job>[n];
         _deserializers = new Thread[n];
@@ -262,7 +305,15 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
         if (_localByOrdinal.TryRemove(ordinal, out var pending))
         {
-            pending.Outcome.TrySetResult(outcome);
+            if (_cooperative)
+            {
+                // Inside a stage step: the waiter continues after the submit returns (DeliverOutcomes).
+                _melded.Add((pending, outcome));
+            }
+            else
+            {
+                pending.Outcome.TrySetResult(outcome);
+            }
         }
     }
 
@@ -281,14 +332,23 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             return;
         }
 
-        await _stop.CancelAsync().ConfigureAwait(false);
-        try
+        if (_cooperative)
         {
-            await _reader.ConfigureAwait(false);
-            await _maintenance.ConfigureAwait(false);
+            // One thread: the reader and maintenance loops see the stop at their next step
+            // (CancelAsync would run the token's callbacks on the thread pool).
+            _stop.Cancel();
         }
-        catch (OperationCanceledException)
+        else
         {
+            await _stop.CancelAsync().ConfigureAwait(false);
+            try
+            {
+                await _reader.ConfigureAwait(false);
+                await _maintenance.ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+            }
         }
 
         foreach (var lane in _lanes)
@@ -311,6 +371,8 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         {
             _logger.PipelineFailed(e, _options.ServerId);
         }
+
+        DeliverOutcomes();
 
         foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.Values))
         {

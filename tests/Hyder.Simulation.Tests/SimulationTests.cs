@@ -29,23 +29,29 @@ public sealed class SimulationTests(ITestOutputHelper output)
         var failures = new List<string>();
         var committed = 0;
         var crashes = 0;
+        var serverCrashes = 0;
+        var checkpoints = 0;
         for (var seed = 1; seed <= 200; seed++)
         {
             var result = RunAndReport(new SimOptions { Seed = seed, Faults = FaultProfile.Default });
             committed += result.Stats.Committed;
             crashes += result.Stats.UnitCrashes + result.Stats.ServerCrashes + result.Stats.SequencerCrashes;
+            serverCrashes += result.Stats.ServerCrashes;
+            checkpoints += result.Stats.CheckpointsWritten;
             if (!result.Passed)
             {
                 failures.Add(result.Describe());
             }
         }
 
-        output.WriteLine($"200 seeds: {committed} transactions committed, {crashes} crashes");
+        output.WriteLine($"200 seeds: {committed} transactions committed, {crashes} crashes ({serverCrashes} of TransactionServers), {checkpoints} checkpoints written");
         Assert.Empty(failures);
 
         // Not vacuous: the runs committed work and met faults.
         Assert.True(committed > 200 * 20, $"only {committed} commits");
         Assert.True(crashes > 50, $"only {crashes} crashes");
+        Assert.True(serverCrashes > 50, $"only {serverCrashes} server crashes");
+        Assert.True(checkpoints > 0, "no server wrote a checkpoint");
     }
 
     [Fact]

@@ -16,7 +16,7 @@ public sealed class ThreadedPipelineTests
 {
     private sealed record Run(IReadOnlyDictionary<long, ulong> Hashes, IReadOnlyDictionary<long, string> Outcomes, string Contents, Database Database);
 
-    private static Run Drive(int seed, int t, int d, int transactions, int? delaySeed, bool group = false, bool operations = false, bool split = false)
+    private static Run Drive(int seed, int t, int d, int transactions, int? delaySeed, bool group = false, bool operations = false, bool split = false, bool cooperative = false)
     {
         var rng = new Random(seed);
         var db = new Database();
@@ -32,8 +32,14 @@ public sealed class ThreadedPipelineTests
         states[db.LastAppended] = db.PinCurrent();
         var hashes = new ConcurrentDictionary<long, ulong>();
         var outcomes = new ConcurrentDictionary<long, string>();
+        var caller = Environment.CurrentManagedThreadId;
         void Melded(long v, MeldOutcome o, DatabaseState s)
         {
+            if (cooperative && Environment.CurrentManagedThreadId != caller)
+            {
+                throw new InvalidOperationException($"#{v} was melded on thread {Environment.CurrentManagedThreadId}, not on the submitting thread {caller}");
+            }
+
             outcomes[v] = o.Committed ? "commit" : o.Cause.ToString();
 
             // With group meld a state exists only after a whole pair (the reference reports both
@@ -48,7 +54,17 @@ public sealed class ThreadedPipelineTests
         var contents = "";
         ThreadedPipeline? threaded = null;
         ReferencePipeline? reference = null;
-        if (delaySeed is { } ds)
+        if (cooperative)
+        {
+            threaded = new ThreadedPipeline(db, new PipelineOptions(t, d, group), new PipelineRuntime
+            {
+                Window = 64,
+                Melded = Melded,
+                Threading = new PipelineThreading { Cooperative = true },
+            });
+            Assert.True(threaded.Threading.Cooperative);
+        }
+        else if (delaySeed is { } ds)
         {
             var order = Enumerable.Range(0, t + (group ? 2 : 1)).OrderBy(i => HashCode.Combine(ds, i)).ToArray();
             threaded = new ThreadedPipeline(db, new PipelineOptions(t, d, group), window: 64, delay: (stage, v) => Delay(ds, stage, v), melded: Melded, startOrder: order);
@@ -193,6 +209,68 @@ public sealed class ThreadedPipelineTests
                 Assert.Equal(expected.Outcomes[v], actual.Outcomes[v]);
             }
         }
+    }
+
+    /// <summary>
+    /// The cooperative mode (no stage thread; each submit runs the stages on the caller's thread
+    /// until none can progress) runs the same stage code and builds the reference's states byte
+    /// for byte, premeld t ∈ {0, 1, 2} at d ∈ {1, 2, 3}, with group meld on and off.
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void CooperativePipelineBuildsTheReferencesStatesByteForByte(bool group)
+    {
+        foreach (var t in new[] { 0, 1, 2 })
+        {
+            foreach (var d in t == 0 ? new[] { 0 } : [1, 2, 3])
+            {
+                for (var seed = 1; seed <= 2; seed++)
+                {
+                    var expected = Drive(seed, t, d, 250, delaySeed: null, group: group);
+                    var actual = Drive(seed, t, d, 250, delaySeed: null, group: group, cooperative: true);
+                    Assert.Equal(expected.Hashes.Count, actual.Hashes.Count);
+                    foreach (var (v, hash) in expected.Hashes)
+                    {
+                        Assert.True(actual.Hashes.TryGetValue(v, out var h) && h == hash, $"cooperative, group {group}, t={t} d={d} seed={seed}: state after #{v} differs");
+                        Assert.Equal(expected.Outcomes[v], actual.Outcomes[v]);
+                    }
+
+                    Assert.Equal(expected.Outcomes.Count, actual.Outcomes.Count);
+                    Assert.Equal(expected.Contents, actual.Contents);
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// A checkpoint barrier that is the last ordinal submitted completes without a later one: the
+    /// group stage reports once it has finished the barrier (a checkpoint on a quiet log).
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task ABarrierAtTheEndOfTheLogCompletesWithoutALaterOrdinal(bool cooperative)
+    {
+        var db = new Database();
+        using var pipeline = new ThreadedPipeline(db, new PipelineOptions(2, 1, true), new PipelineRuntime
+        {
+            Window = 16,
+            Threading = new PipelineThreading { Cooperative = cooperative },
+        });
+        pipeline.SubmitDecided(1, new MeldOutcome { Committed = true });
+        var barrier = pipeline.SubmitBarrier(2);
+        if (cooperative)
+        {
+            Assert.True(barrier.IsComplete);
+        }
+        else
+        {
+            await barrier.Sequences.WaitAsync(TimeSpan.FromSeconds(30));
+        }
+
+        Assert.Equal(2, pipeline.LastMelded);
+        barrier.Release();
     }
 
     [Theory]

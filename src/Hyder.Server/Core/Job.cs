@@ -39,19 +39,23 @@ internal sealed class Job
 }
 
 /// <summary>A transaction of this server awaiting its outcome.</summary>
-internal sealed class PendingTransaction(Intention intention)
+/// <remarks>
+/// Threaded, the outcome's waiter continues on the thread pool, never on the final-meld thread; a
+/// cooperative server (one thread) continues it inline, after the submit that melded it.
+/// </remarks>
+internal sealed class PendingTransaction(Intention intention, bool cooperative = false)
 {
     public Intention Intention { get; } = intention;
 
     public long Ordinal;
 
-    public TaskCompletionSource<MeldOutcome> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    public TaskCompletionSource<MeldOutcome> Outcome { get; } = new(cooperative ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
 }
 
 /// <summary>A checkpoint this server asked for.</summary>
-internal sealed class CheckpointRequest(ulong id)
+internal sealed class CheckpointRequest(ulong id, bool cooperative = false)
 {
     public ulong Id { get; } = id;
 
-    public TaskCompletionSource<long> Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    public TaskCompletionSource<long> Done { get; } = new(cooperative ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
 }

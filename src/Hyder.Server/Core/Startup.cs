@@ -21,15 +21,15 @@ internal static class Startup
     /// equal this server's.
     /// </summary>
     public static async Task<(ClusterSettings Settings, long Position)> AgreeOnSettingsAsync(
-        ISharedLog log, ClusterSettings mine, ILogger logger, CancellationToken cancellationToken)
+        ISharedLog log, ClusterSettings mine, ILogger logger, TimeProvider time, CancellationToken cancellationToken)
     {
         var buffer = new byte[log.BlockSize];
-        var first = await FirstDataBlockAsync(log, buffer, cancellationToken).ConfigureAwait(false);
+        var first = await FirstDataBlockAsync(log, buffer, time, cancellationToken).ConfigureAwait(false);
         if (first is null)
         {
             var at = await log.AppendAsync(Blocks.Control(ControlKind.Settings, mine.Encode()), cancellationToken).ConfigureAwait(false);
             logger.WroteSettings(mine, at);
-            first = await FirstDataBlockAsync(log, buffer, cancellationToken).ConfigureAwait(false)
+            first = await FirstDataBlockAsync(log, buffer, time, cancellationToken).ConfigureAwait(false)
                 ?? throw new ServerStartException("the log lost the settings record just appended");
         }
 
@@ -61,12 +61,12 @@ internal static class Startup
         return (theirs, position);
     }
 
-    private static async Task<(long Position, int Length)?> FirstDataBlockAsync(ISharedLog log, byte[] buffer, CancellationToken cancellationToken)
+    private static async Task<(long Position, int Length)?> FirstDataBlockAsync(ISharedLog log, byte[] buffer, TimeProvider time, CancellationToken cancellationToken)
     {
         var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
         for (long p = 0; p < tail; p++)
         {
-            var read = await ReadSettledAsync(log, p, buffer, DefaultHoleTimeout, cancellationToken).ConfigureAwait(false);
+            var read = await ReadSettledAsync(log, p, buffer, DefaultHoleTimeout, time, cancellationToken).ConfigureAwait(false);
             if (read.Kind == LogEntryKind.Data)
             {
                 return (p, read.Length);
@@ -77,9 +77,14 @@ internal static class Startup
     }
 
     /// <summary>Reads an address below the tail, filling it if it stays unwritten (a writer that crashed).</summary>
-    public static async Task<LogRead> ReadSettledAsync(ISharedLog log, long position, Memory<byte> buffer, TimeSpan holeTimeout, CancellationToken cancellationToken)
+    /// <remarks>
+    /// With a custom <paramref name="time"/> (the simulation's virtual clock) the pause between
+    /// reads takes no cancellation token: cancelling a delay on a custom clock continues on the
+    /// thread pool. The read after it sees the cancellation.
+    /// </remarks>
+    public static async Task<LogRead> ReadSettledAsync(ISharedLog log, long position, Memory<byte> buffer, TimeSpan holeTimeout, TimeProvider time, CancellationToken cancellationToken)
     {
-        var waited = System.Diagnostics.Stopwatch.StartNew();
+        var started = time.GetTimestamp();
         while (true)
         {
             var read = await log.ReadAsync(position, buffer, cancellationToken).ConfigureAwait(false);
@@ -88,7 +93,7 @@ internal static class Startup
                 return read;
             }
 
-            if (waited.Elapsed >= holeTimeout)
+            if (time.GetElapsedTime(started) >= holeTimeout)
             {
                 if (await log.FillAsync(position, cancellationToken).ConfigureAwait(false) == LogEntryKind.Filled)
                 {
@@ -97,13 +102,16 @@ internal static class Startup
             }
             else
             {
-                await Task.Delay(1, cancellationToken).ConfigureAwait(false);
+                await (time == TimeProvider.System
+                    ? Task.Delay(1, cancellationToken)
+                    : Task.Delay(TimeSpan.FromMilliseconds(1), time, CancellationToken.None)).ConfigureAwait(false);
             }
         }
     }
 
     /// <summary>The latest checkpoint in the log (scanning back from the tail), loaded; null when there is none.</summary>
-    public static async Task<Restart?> FindCheckpointAsync(ISharedLog log, long settingsPosition, ILogger logger, CancellationToken cancellationToken)
+    /// <remarks><paramref name="inline"/>: load the checkpoint on the calling thread (a cooperative server) rather than on the thread pool.</remarks>
+    public static async Task<Restart?> FindCheckpointAsync(ISharedLog log, long settingsPosition, ILogger logger, bool inline, CancellationToken cancellationToken)
     {
         var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
         var buffer = new byte[log.BlockSize];
@@ -128,7 +136,9 @@ internal static class Startup
             var final = buffer.AsSpan(0, read.Length).ToArray();
             try
             {
-                var (root, metadata) = await Task.Run(() => Blocks.LoadCheckpoint(final, source), cancellationToken).ConfigureAwait(false);
+                var (root, metadata) = inline
+                    ? Blocks.LoadCheckpoint(final, source)
+                    : await Task.Run(() => Blocks.LoadCheckpoint(final, source), cancellationToken).ConfigureAwait(false);
                 return new Restart(p, root, CheckpointInfo.Decode(metadata));
             }
             catch (Exception e) when (e is FormatException or Tree.Serialization.IntentionFormatException or SharedLogException)

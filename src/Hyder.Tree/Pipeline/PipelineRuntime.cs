@@ -63,6 +63,16 @@ public sealed class PipelineThreading
     /// </summary>
     public bool? PinToCores { get; init; }
 
+    /// <summary>
+    /// Cooperative mode: no stage thread is started; each call that hands the pipeline an ordinal
+    /// (and <see cref="ThreadedPipeline.WaitFor"/>, <see cref="ThreadedPipeline.Dispose"/>) runs the
+    /// stages on the caller's thread, round robin, until none can progress. The same stage code
+    /// runs, in the same order per stage, so the states are the threaded mode's. For running a
+    /// server on one thread in fixed order (the deterministic simulation, docs/simulation.md);
+    /// <see cref="Spin"/> and <see cref="PinToCores"/> do not apply.
+    /// </summary>
+    public bool Cooperative { get; init; }
+
     /// <summary>The policy for <paramref name="stageThreads"/> threads on this machine.</summary>
     public ResolvedThreading Resolve(int stageThreads)
     {
@@ -97,8 +107,11 @@ public sealed class PipelineThreading
 /// <param name="StageThreads">Stage threads.</param>
 public sealed record ResolvedThreading(bool SpinOnly, int[]? PinnedCores, int Cores, int StageThreads)
 {
+    /// <summary>True when the stages run cooperatively on the callers' thread (<see cref="PipelineThreading.Cooperative"/>).</summary>
+    public bool Cooperative { get; init; }
+
     /// <inheritdoc/>
-    public override string ToString() =>
+    public override string ToString() => Cooperative ? "no stage threads: the stages run cooperatively on the submitting thread" :
         $"{StageThreads} stage threads on {Cores} cores: {(SpinOnly ? "spin" : "spin, then yield")}, {(PinnedCores is null ? "not pinned" : "pinned to cores " + string.Join(",", PinnedCores))}";
 }
 
@@ -111,14 +124,17 @@ public sealed class PipelineBarrier
     private readonly Database _database;
     private readonly long[] _premeld;
     private readonly int[] _premeldSet;
-    private readonly TaskCompletionSource<StageSequences> _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<StageSequences> _done;
     private long _final;
     private long _group;
     private int _remaining;
     private DatabaseState? _state;
 
-    internal PipelineBarrier(Database database, long ordinal, int premeldThreads, bool grouping)
+    internal PipelineBarrier(Database database, long ordinal, int premeldThreads, bool grouping, bool cooperative = false)
     {
+        // Threaded: the stage that completes the barrier must not run its waiter's continuation.
+        // Cooperative: there is one thread, and a continuation posted elsewhere would leave it.
+        _done = new(cooperative ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
         _database = database;
         Ordinal = ordinal;
         _premeld = new long[premeldThreads];

@@ -60,6 +60,18 @@ public sealed class ThreadedPipeline : IDisposable
     private readonly long[] _unitOrdinals;
 
     private readonly bool _spinOnly;
+    private readonly bool _cooperative;
+
+    // Each stage's position: only its own thread (or, cooperatively, the pumping caller) touches it.
+    private readonly long[] _premeldNext;
+    private long _groupNext;
+    private Intention? _held;
+    private MeldOutcome _heldAbort;
+    private long _heldOrdinal;
+    private long _finalNext;
+    private MeldOutcome _finalLast;
+    private bool _pumping;
+
     private long _lastSubmitted;
     private long _lastMelded;
     private long _barrier;
@@ -144,7 +156,9 @@ public sealed class ThreadedPipeline : IDisposable
         _grouping = options.GroupMeld;
         _schedule = new PremeldSchedule(premeldThreads, distance, database.LastAppended);
         _lastSubmitted = _lastMelded = _barrier = _schedule.Start;
+        _groupNext = _finalNext = _schedule.Start + 1;
         _premeld = new MeldOperator[premeldThreads];
+        _premeldNext = new long[premeldThreads];
         _laneDone = new long[premeldThreads];
         var lanes = Math.Max(premeldThreads, 1);
         _inputs = new Intention?[lanes][];
@@ -166,6 +180,7 @@ public sealed class ThreadedPipeline : IDisposable
             if (i < premeldThreads)
             {
                 _premeld[i] = new MeldOperator((byte)(i + 1), new NodePool(NodePool.DefaultCapacity, database.MeldPool.Exchange), sequences?.Premeld[i] ?? 0);
+                _premeldNext[i] = FirstOrdinalOf(i);
             }
         }
 
@@ -201,6 +216,15 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         var stageThreads = premeldThreads + (_grouping ? 2 : 1);
+        _cooperative = runtime.Threading.Cooperative;
+        if (_cooperative)
+        {
+            // No thread: Submit, SubmitDecided, SubmitBarrier, WaitFor and Dispose run the stages on the caller's thread.
+            Threading = new ResolvedThreading(false, null, Environment.ProcessorCount, 0) { Cooperative = true };
+            _threads = [];
+            return;
+        }
+
         var policy = runtime.Threading.Resolve(stageThreads);
         _spinOnly = policy.SpinOnly;
         Threading = policy;
@@ -208,14 +232,15 @@ public sealed class ThreadedPipeline : IDisposable
         for (var i = 0; i < premeldThreads; i++)
         {
             var lane = i;
-            _threads[i] = new Thread(() => Run(() => PremeldLoop(lane), policy, 1 + lane)) { IsBackground = true, Name = $"premeld-{i + 1}" };
+            _threads[i] = new Thread(() => Run(() => StageLoop(lane), policy, 1 + lane)) { IsBackground = true, Name = $"premeld-{i + 1}" };
         }
 
-        _threads[premeldThreads] = new Thread(() => Run(FinalLoop, policy, 0)) { IsBackground = true, Name = "final-meld" };
+        _threads[premeldThreads] = new Thread(() => Run(() => StageLoop(premeldThreads), policy, 0)) { IsBackground = true, Name = "final-meld" };
         if (_grouping)
         {
-            _threads[premeldThreads + 1] = new Thread(() => Run(GroupLoop, policy, premeldThreads + 1)) { IsBackground = true, Name = "group-meld" };
+            _threads[premeldThreads + 1] = new Thread(() => Run(() => StageLoop(premeldThreads + 1), policy, premeldThreads + 1)) { IsBackground = true, Name = "group-meld" };
         }
+
         foreach (var i in startOrder ?? Enumerable.Range(0, _threads.Length).ToArray())
         {
             _threads[i].Start();
@@ -290,7 +315,7 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         var b = ordinal;
-        var capture = new PipelineBarrier(_database, b, _premeld.Length, _grouping);
+        var capture = new PipelineBarrier(_database, b, _premeld.Length, _grouping, _cooperative);
         var t = _premeld.Length;
         Volatile.Write(ref _capture, capture);
         Interlocked.MemoryBarrier();
@@ -331,6 +356,16 @@ public sealed class ThreadedPipeline : IDisposable
         while (v - Volatile.Read(ref _lastMelded) > _results.Length || Volatile.Read(ref _inputOrdinals[lane][slot]) >= 0)
         {
             ThrowIfFailed();
+            if (_cooperative)
+            {
+                if (!Pump())
+                {
+                    ThrowHelper.ThrowInvariant($"the cooperative pipeline cannot take #{v}: its window is full and no stage can progress");
+                }
+
+                continue;
+            }
+
             spin.SpinOnce(sleep1Threshold: 20);
         }
 
@@ -339,6 +374,11 @@ public sealed class ThreadedPipeline : IDisposable
         _inputBarriers[lane][slot] = _barrier;
         Volatile.Write(ref _inputOrdinals[lane][slot], v);
         _lastSubmitted = v;
+        if (_cooperative)
+        {
+            Pump();
+            ThrowIfFailed();
+        }
     }
 
     /// <summary>Waits until final meld has finished intention <paramref name="ordinal"/>.</summary>
@@ -348,6 +388,16 @@ public sealed class ThreadedPipeline : IDisposable
         while (Volatile.Read(ref _lastMelded) < ordinal)
         {
             ThrowIfFailed();
+            if (_cooperative)
+            {
+                if (!Pump())
+                {
+                    ThrowHelper.ThrowInvalidOperation($"#{ordinal} cannot be melded yet: the cooperative pipeline holds nothing that leads to it");
+                }
+
+                continue;
+            }
+
             spin.SpinOnce(sleep1Threshold: 20);
         }
     }
@@ -356,6 +406,11 @@ public sealed class ThreadedPipeline : IDisposable
     public void Dispose()
     {
         Volatile.Write(ref _end, _lastSubmitted);
+        if (_cooperative)
+        {
+            Pump();
+        }
+
         foreach (var t in _threads)
         {
             t.Join();
@@ -386,9 +441,14 @@ public sealed class ThreadedPipeline : IDisposable
         }
         catch (Exception e)
         {
-            Interlocked.CompareExchange(ref _failure, ExceptionDispatchInfo.Capture(e), null);
-            _stopping = true;
+            Fail(e);
         }
+    }
+
+    private void Fail(Exception e)
+    {
+        Interlocked.CompareExchange(ref _failure, ExceptionDispatchInfo.Capture(e), null);
+        _stopping = true;
     }
 
     private void ThrowIfFailed()
@@ -400,58 +460,168 @@ public sealed class ThreadedPipeline : IDisposable
         }
     }
 
-    private void PremeldLoop(int lane)
+    /// <summary>What one attempt of a stage did.</summary>
+    private enum Step
     {
+        /// <summary>It finished an ordinal (or handed on a held one).</summary>
+        Progressed,
+
+        /// <summary>Its input is not there yet.</summary>
+        Blocked,
+
+        /// <summary>The pipeline stopped, or its next ordinal will never come.</summary>
+        Ended,
+    }
+
+    /// <summary>Stage k: 0..t−1 premeld lanes, t final meld, t + 1 group meld.</summary>
+    private Step StepStage(int stage)
+    {
+        var t = _premeld.Length;
+        return stage < t ? PremeldStep(stage) : stage == t ? FinalStep() : GroupStep();
+    }
+
+    /// <summary>A stage thread: one step after another, spinning (or spinning, then yielding) while its input is not there.</summary>
+    private void StageLoop(int stage)
+    {
+        var spin = default(SpinWait);
+        while (true)
+        {
+            switch (StepStage(stage))
+            {
+                case Step.Progressed:
+                    spin = default;
+                    continue;
+                case Step.Ended:
+                    return;
+            }
+
+            if (_spinOnly)
+            {
+                Thread.SpinWait(30);
+            }
+            else
+            {
+                spin.SpinOnce(sleep1Threshold: 20);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Cooperative mode: runs the stages on the caller's thread, round robin in a fixed order
+    /// (premeld lanes, group meld, final meld), until none can progress. The states do not
+    /// depend on the order: each stage computes what it computes on its own thread. True when a
+    /// stage progressed. A stage that throws stops the pipeline as a failed stage thread does.
+    /// </summary>
+    private bool Pump()
+    {
+        if (_pumping)
+        {
+            // A hook that submits from inside a stage step (a Melded callback) must not re-enter the stages.
+            return false;
+        }
+
+        _pumping = true;
+        var any = false;
+        try
+        {
+            var t = _premeld.Length;
+            bool progressed;
+            do
+            {
+                progressed = false;
+                for (var lane = 0; lane < t; lane++)
+                {
+                    progressed |= StepStage(lane) == Step.Progressed;
+                }
+
+                if (_grouping)
+                {
+                    progressed |= StepStage(t + 1) == Step.Progressed;
+                }
+
+                progressed |= StepStage(t) == Step.Progressed;
+                any |= progressed;
+            }
+            while (progressed && !_stopping);
+        }
+        catch (Exception e)
+        {
+            Fail(e);
+        }
+        finally
+        {
+            _pumping = false;
+        }
+
+        return any;
+    }
+
+    /// <summary>Blocked, or ended when the pipeline stopped or ordinal <paramref name="v"/> will never be submitted.</summary>
+    private Step Idle(long v) => _stopping || v > Volatile.Read(ref _end) ? Step.Ended : Step.Blocked;
+
+    /// <summary>
+    /// Premeld lane <paramref name="lane"/>: intention v (v mod t = lane) against the state after
+    /// v − t·d − 1, once both are there.
+    /// </summary>
+    private Step PremeldStep(int lane)
+    {
+        if (_stopping)
+        {
+            return Step.Ended;
+        }
+
         var op = _premeld[lane];
         var inputs = _inputs[lane];
         var ordinals = _inputOrdinals[lane];
         var t = _premeld.Length;
-        for (var v = FirstOrdinalOf(lane); !_stopping; v += t)
+        var v = _premeldNext[lane];
+        var slot = (int)(v / t % inputs.Length);
+        if (Volatile.Read(ref ordinals[slot]) != v)
         {
-            var slot = (int)(v / t % inputs.Length);
-            if (!WaitUntil(ref ordinals[slot], v, v))
-            {
-                return;
-            }
-
-            var intention = inputs[slot];
-            var abort = _inputDecided[lane][slot];
-            var barrier = _inputBarriers[lane][slot];
-            inputs[slot] = null;
-            Volatile.Write(ref ordinals[slot], -1);
-            _delay?.Invoke(PipelineStage.Premeld, v);
-
-            var m = _schedule.InputOf(v);
-            var result = intention;
-            if (_schedule.Retains(m))
-            {
-                var stateSlot = (int)(m % _states.Length);
-                if (!WaitUntil(ref _stateOrdinals[stateSlot], m, v))
-                {
-                    return;
-                }
-
-                var input = _states[stateSlot]!;
-                if (intention is not null && m >= barrier && _schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
-                {
-                    abort = op.Premeld(intention, input, out result);
-                }
-
-                _states[stateSlot] = null;
-                _database.Release(input);
-            }
-
-            var r = (int)(v % _results.Length);
-            _results[r] = result;
-            _premeldAborts[r] = abort;
-            Volatile.Write(ref _resultOrdinals[r], v);
-            Volatile.Write(ref _laneDone[lane], v);
-            Interlocked.MemoryBarrier();
-            if (Volatile.Read(ref _capture) is { } capture && v <= capture.Ordinal && v + t > capture.Ordinal)
-            {
-                capture.SetPremeld(lane, op.NextEphemeralSequence);
-            }
+            return Idle(v);
         }
+
+        var m = _schedule.InputOf(v);
+        var retains = _schedule.Retains(m);
+        var stateSlot = (int)(m % _states.Length);
+        if (retains && Volatile.Read(ref _stateOrdinals[stateSlot]) != m)
+        {
+            return Idle(v);
+        }
+
+        var intention = inputs[slot];
+        var abort = _inputDecided[lane][slot];
+        var barrier = _inputBarriers[lane][slot];
+        inputs[slot] = null;
+        Volatile.Write(ref ordinals[slot], -1);
+        _delay?.Invoke(PipelineStage.Premeld, v);
+
+        var result = intention;
+        if (retains)
+        {
+            var input = _states[stateSlot]!;
+            if (intention is not null && m >= barrier && _schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
+            {
+                abort = op.Premeld(intention, input, out result);
+            }
+
+            _states[stateSlot] = null;
+            _database.Release(input);
+        }
+
+        var r = (int)(v % _results.Length);
+        _results[r] = result;
+        _premeldAborts[r] = abort;
+        Volatile.Write(ref _resultOrdinals[r], v);
+        Volatile.Write(ref _laneDone[lane], v);
+        _premeldNext[lane] = v + t;
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _capture) is { } capture && v <= capture.Ordinal && v + t > capture.Ordinal)
+        {
+            capture.SetPremeld(lane, op.NextEphemeralSequence);
+        }
+
+        return Step.Progressed;
     }
 
     /// <summary>
@@ -483,193 +653,223 @@ public sealed class ThreadedPipeline : IDisposable
         return v;
     }
 
-    /// <summary>Takes intention <paramref name="v"/> as the premeld stage left it (or as submitted, without premeld).</summary>
-    private bool TakeResult(long v, out Intention? intention, out MeldOutcome abort)
+    /// <summary>True when intention <paramref name="v"/> is there as the premeld stage left it (or as submitted, without premeld).</summary>
+    private bool HasResult(long v) => _premeld.Length == 0
+        ? Volatile.Read(ref _inputOrdinals[0][(int)(v % _inputs[0].Length)]) == v
+        : Volatile.Read(ref _resultOrdinals[(int)(v % _results.Length)]) == v;
+
+    /// <summary>Takes intention <paramref name="v"/>, which <see cref="HasResult"/> found there.</summary>
+    private void TakeResult(long v, out Intention? intention, out MeldOutcome abort)
     {
         if (_premeld.Length == 0)
         {
             var slot = (int)(v % _inputs[0].Length);
-            abort = default;
-            intention = null;
-            if (!WaitUntil(ref _inputOrdinals[0][slot], v, v))
-            {
-                return false;
-            }
-
             intention = _inputs[0][slot];
             abort = _inputDecided[0][slot];
             _inputs[0][slot] = null;
             Volatile.Write(ref _inputOrdinals[0][slot], -1);
-            return true;
+            return;
         }
 
         var r = (int)(v % _results.Length);
-        intention = null;
-        abort = default;
-        if (!WaitUntil(ref _resultOrdinals[r], v, v))
-        {
-            return false;
-        }
-
         intention = _results[r];
         abort = _premeldAborts[r];
         _results[r] = null;
         Volatile.Write(ref _resultOrdinals[r], -1);
-        return true;
     }
 
-    /// <summary>
-    /// The group-meld thread: pairs 2k − 1 and 2k as <see cref="ReferencePipeline"/> does and
-    /// hands final meld one unit per ordinal.
-    /// </summary>
-    private void GroupLoop()
-    {
-        Intention? held = null;
-        var heldAbort = default(MeldOutcome);
-        long heldOrdinal = 0;
-        for (var v = _schedule.Start + 1; !_stopping; v++)
-        {
-            if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v - 1)
-            {
-                capture.SetGroup(_group!.NextEphemeralSequence);
-            }
+    private bool UnitFree(long v) => Volatile.Read(ref _unitOrdinals[(int)(v % _units.Length)]) == -1;
 
-            if (!TakeResult(v, out var intention, out var abort))
+    /// <summary>
+    /// Group meld: pairs 2k − 1 and 2k as <see cref="ReferencePipeline"/> does and hands final
+    /// meld one unit per ordinal.
+    /// </summary>
+    private Step GroupStep()
+    {
+        if (_stopping)
+        {
+            return Step.Ended;
+        }
+
+        var v = _groupNext;
+
+        // Having finished a barrier, the stage reports at once, not when the next ordinal comes:
+        // a checkpoint on a quiet log must complete.
+        CaptureGroup(v);
+        if (!HasResult(v))
+        {
+            var idle = Idle(v);
+            if (idle == Step.Ended && _heldOrdinal != 0 && !_stopping)
             {
                 // The end of the log inside a pair: the first goes alone (as ReferencePipeline.Flush).
-                if (heldOrdinal != 0 && !_stopping)
+                if (!UnitFree(_heldOrdinal))
                 {
-                    PutUnit(heldOrdinal, held, heldAbort, covered: false);
+                    return Step.Blocked;
                 }
 
-                return;
+                PutUnit(_heldOrdinal, _held, _heldAbort, covered: false);
+                (_held, _heldOrdinal) = (null, 0);
+                return Step.Progressed;
             }
 
-            _delay?.Invoke(PipelineStage.GroupMeld, v);
-            if (v % 2 == 1)
-            {
-                (held, heldAbort, heldOrdinal) = (intention, abort, v);
-                continue;
-            }
+            return idle;
+        }
 
-            if (heldOrdinal != v - 1)
-            {
-                PutUnit(v, intention, abort, covered: false);
-                continue;
-            }
+        if (v % 2 == 0 && (!UnitFree(v) || (_heldOrdinal == v - 1 && !UnitFree(v - 1))))
+        {
+            return Step.Blocked;
+        }
 
-            heldOrdinal = 0;
-            if (held is not null && intention is not null && (held.IsValidated || Valid(held)) && (intention.IsValidated || Valid(intention))
-                && MeldOperator.CanGroup(held, intention))
-            {
-                var outcome = _group!.Group(held, intention, out var unit, out var decision);
-                switch (decision)
-                {
-                    case GroupDecision.Grouped:
-                        PutUnit(v - 1, unit, default, covered: false);
-                        PutUnit(v, null, default, covered: true);
-                        break;
-                    case GroupDecision.SecondAborted:
-                        PutUnit(v - 1, unit, default, covered: false);
-                        PutUnit(v, null, outcome, covered: false);
-                        break;
-                    default:
-                        PutUnit(v - 1, null, outcome, covered: false);
-                        PutUnit(v, null, outcome, covered: false);
-                        break;
-                }
-            }
-            else
-            {
-                PutUnit(v - 1, held, heldAbort, covered: false);
-                PutUnit(v, intention, abort, covered: false);
-            }
+        TakeResult(v, out var intention, out var abort);
+        _groupNext = v + 1;
+        _delay?.Invoke(PipelineStage.GroupMeld, v);
+        if (v % 2 == 1)
+        {
+            (_held, _heldAbort, _heldOrdinal) = (intention, abort, v);
+            return Step.Progressed;
+        }
 
-            held = null;
+        if (_heldOrdinal != v - 1)
+        {
+            PutUnit(v, intention, abort, covered: false);
+            return Step.Progressed;
+        }
+
+        var held = _held;
+        var heldAbort = _heldAbort;
+        (_held, _heldOrdinal) = (null, 0);
+        if (held is not null && intention is not null && (held.IsValidated || Valid(held)) && (intention.IsValidated || Valid(intention))
+            && MeldOperator.CanGroup(held, intention))
+        {
+            var outcome = _group!.Group(held, intention, out var unit, out var decision);
+            switch (decision)
+            {
+                case GroupDecision.Grouped:
+                    PutUnit(v - 1, unit, default, covered: false);
+                    PutUnit(v, null, default, covered: true);
+                    break;
+                case GroupDecision.SecondAborted:
+                    PutUnit(v - 1, unit, default, covered: false);
+                    PutUnit(v, null, outcome, covered: false);
+                    break;
+                default:
+                    PutUnit(v - 1, null, outcome, covered: false);
+                    PutUnit(v, null, outcome, covered: false);
+                    break;
+            }
+        }
+        else
+        {
+            PutUnit(v - 1, held, heldAbort, covered: false);
+            PutUnit(v, intention, abort, covered: false);
+        }
+
+        return Step.Progressed;
+    }
+
+    /// <summary>The group stage reaches ordinal <paramref name="v"/>: at a barrier's next ordinal it reports its sequence (once).</summary>
+    private void CaptureGroup(long v)
+    {
+        if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v - 1 && _groupCaptured != v)
+        {
+            _groupCaptured = v;
+            capture.SetGroup(_group!.NextEphemeralSequence);
         }
     }
 
+    private long _groupCaptured;
+
+    /// <summary>Hands final meld ordinal <paramref name="v"/>'s unit; its slot is free (checked before the step took its input).</summary>
     private void PutUnit(long v, Intention? intention, in MeldOutcome abort, bool covered)
     {
         var slot = (int)(v % _units.Length);
-        if (!WaitUntil(ref _unitOrdinals[slot], -1, v))
+        if (_unitOrdinals[slot] != -1)
         {
-            return;
+            ThrowHelper.ThrowInvariant($"the unit slot of #{v} is still taken by #{_unitOrdinals[slot]}");
         }
 
         _units[slot] = new Unit { Intention = intention, Abort = abort, Covered = covered };
         Volatile.Write(ref _unitOrdinals[slot], v);
     }
 
-    private void FinalLoop()
+    /// <summary>Final meld: the next ordinal's unit (or premeld's result), melded into the database.</summary>
+    private Step FinalStep()
     {
-        var t = _premeld.Length;
-        var last = default(MeldOutcome);
-        for (var v = _schedule.Start + 1; !_stopping; v++)
+        if (_stopping)
         {
-            Intention? intention;
-            MeldOutcome outcome;
-            var covered = false;
-            if (_grouping)
-            {
-                var slot = (int)(v % _units.Length);
-                if (!WaitUntil(ref _unitOrdinals[slot], v, v))
-                {
-                    return;
-                }
-
-                var unit = _units[slot];
-                _units[slot] = default;
-                Volatile.Write(ref _unitOrdinals[slot], -1);
-                (intention, outcome, covered) = (unit.Intention, unit.Abort, unit.Covered);
-            }
-            else if (!TakeResult(v, out intention, out outcome))
-            {
-                return;
-            }
-
-            _delay?.Invoke(PipelineStage.FinalMeld, v);
-            if (covered)
-            {
-                // The group melded at v − 1 decided this one too.
-                outcome = last;
-            }
-            else if (intention is null && outcome.Committed)
-            {
-                _database.SkipCommitted(v);
-            }
-            else if (intention is null)
-            {
-                _database.Skip(v);
-            }
-            else
-            {
-                outcome = _database.Meld(intention);
-            }
-
-            last = outcome;
-            if (t > 0)
-            {
-                if (!_grouping)
-                {
-                    Publish(v, _database.PinCurrent());
-                }
-                else if (v % 2 == 0)
-                {
-                    // A pair is done: the state after it is "the state after" both v and v + 1.
-                    Publish(v, _database.PinCurrent());
-                    Publish(v + 1, _database.PinCurrent());
-                }
-            }
-
-            _melded?.Invoke(v, outcome, _database.Current);
-            if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v)
-            {
-                capture.SetFinal(_database.FinalMeld.NextEphemeralSequence, _database.PinCurrent());
-            }
-
-            Volatile.Write(ref _lastMelded, v);
+            return Step.Ended;
         }
+
+        var t = _premeld.Length;
+        var v = _finalNext;
+        Intention? intention;
+        MeldOutcome outcome;
+        var covered = false;
+        if (_grouping)
+        {
+            var slot = (int)(v % _units.Length);
+            if (Volatile.Read(ref _unitOrdinals[slot]) != v)
+            {
+                return Idle(v);
+            }
+
+            var unit = _units[slot];
+            _units[slot] = default;
+            Volatile.Write(ref _unitOrdinals[slot], -1);
+            (intention, outcome, covered) = (unit.Intention, unit.Abort, unit.Covered);
+        }
+        else if (HasResult(v))
+        {
+            TakeResult(v, out intention, out outcome);
+        }
+        else
+        {
+            return Idle(v);
+        }
+
+        _finalNext = v + 1;
+        _delay?.Invoke(PipelineStage.FinalMeld, v);
+        if (covered)
+        {
+            // The group melded at v − 1 decided this one too.
+            outcome = _finalLast;
+        }
+        else if (intention is null && outcome.Committed)
+        {
+            _database.SkipCommitted(v);
+        }
+        else if (intention is null)
+        {
+            _database.Skip(v);
+        }
+        else
+        {
+            outcome = _database.Meld(intention);
+        }
+
+        _finalLast = outcome;
+        if (t > 0)
+        {
+            if (!_grouping)
+            {
+                Publish(v, _database.PinCurrent());
+            }
+            else if (v % 2 == 0)
+            {
+                // A pair is done: the state after it is "the state after" both v and v + 1.
+                Publish(v, _database.PinCurrent());
+                Publish(v + 1, _database.PinCurrent());
+            }
+        }
+
+        _melded?.Invoke(v, outcome, _database.Current);
+        if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v)
+        {
+            capture.SetFinal(_database.FinalMeld.NextEphemeralSequence, _database.PinCurrent());
+        }
+
+        Volatile.Write(ref _lastMelded, v);
+        return Step.Progressed;
     }
 
     private void Publish(long ordinal, DatabaseState state)
@@ -682,32 +882,5 @@ public sealed class ThreadedPipeline : IDisposable
 
         _states[slot] = state;
         Volatile.Write(ref _stateOrdinals[slot], ordinal);
-    }
-
-    /// <summary>
-    /// Waits until <paramref name="cell"/> holds <paramref name="expected"/>; false when the
-    /// pipeline stops first or intention <paramref name="ordinal"/> will never come.
-    /// </summary>
-    private bool WaitUntil(ref long cell, long expected, long ordinal)
-    {
-        var spin = default(SpinWait);
-        while (Volatile.Read(ref cell) != expected)
-        {
-            if (_stopping || ordinal > Volatile.Read(ref _end))
-            {
-                return false;
-            }
-
-            if (_spinOnly)
-            {
-                Thread.SpinWait(30);
-            }
-            else
-            {
-                spin.SpinOnce(sleep1Threshold: 20);
-            }
-        }
-
-        return true;
     }
 }

@@ -12,7 +12,7 @@ namespace Hyder.Server.Tests.Server;
 
 /// <summary>
 /// An append is not idempotent: a log client that retries an append across a new epoch can leave
-/// two copies of one intention in the log (found by the simulation, seeds 346 and 136). The first
+/// two copies of one intention in the log (found by the simulation, seeds 346, 136 and 256). The first
 /// copy decides the transaction, and its client learns that outcome; every server must abort the
 /// second copy alike, or an increment counts twice and a transaction its client was told aborted
 /// can commit.

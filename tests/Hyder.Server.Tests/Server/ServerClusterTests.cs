@@ -132,6 +132,21 @@ public sealed class ServerClusterTests
         Assert.Equal(EngineErrorCode.InvalidArgument, bad.Code);
     }
 
+    /// <summary>
+    /// Found by the simulation (seed 17, profile default): a server restarted on a quiet group-meld
+    /// log whose last ordinal is the first of a pair waited for the partner that nobody appends,
+    /// so its start never finished.
+    /// </summary>
+    [Fact]
+    public async Task AServerStartsOnAQuietGroupMeldLogThatEndsInsideAPair()
+    {
+        await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings { GroupMeld = true });
+        await cluster.Log.AppendAsync(Core.Blocks.Control(ControlKind.Filler, []));
+        var server = await cluster.AddServerAsync().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(1, server.LastRead);
+        Assert.Equal(0, server.LastMelded);
+    }
+
     [Fact]
     public async Task FillersAndCheckpointMarkersAreNotCountedAsIntentions()
     {

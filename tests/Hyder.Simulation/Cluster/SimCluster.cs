@@ -14,7 +14,8 @@ namespace Hyder.Simulation.Cluster;
 /// <summary>
 /// The whole cluster in one process on the deterministic scheduler: log units (real
 /// <see cref="LogUnit"/>s over simulated disks), the sequencer (a real <see cref="Sequencer"/>),
-/// the projection store, transaction servers (<see cref="SimServer"/>), the administrator that
+/// the projection store, transaction servers (production <c>TransactionServer</c>s in cooperative
+/// mode, <see cref="ServerNode"/>), the administrator that
 /// moves the log to new epochs, the clients, and the fault injector.
 /// </summary>
 internal sealed partial class SimCluster
@@ -25,7 +26,7 @@ internal sealed partial class SimCluster
     private readonly List<string> _units = [];
     private readonly Dictionary<string, DiskImage> _disks = new(StringComparer.Ordinal);
     private readonly Dictionary<string, (CheckedUnit Unit, SimDisk Disk)?> _live = new(StringComparer.Ordinal);
-    private readonly Dictionary<string, SimServer?> _servers = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, ServerNode?> _servers = new(StringComparer.Ordinal);
     private readonly Dictionary<string, TimeSpan> _meldStalls = new(StringComparer.Ordinal);
     private readonly PipelineOptions _pipeline;
     private Sequencer? _sequencer;
@@ -39,9 +40,13 @@ internal sealed partial class SimCluster
         Network = new SimNetwork(Scheduler, options.Faults, Trace);
         Invariants = new Invariants(this);
 
-        // The meld pipeline's shape comes from the seed: premeld off, or t threads at distance d.
+        // The meld pipeline's shape comes from the seed: premeld off, or t threads at distance d;
+        // group meld on or off.
         var t = Scheduler.Random.Next(3);
-        _pipeline = new PipelineOptions(t, t == 0 ? 0 : 1 + Scheduler.Random.Next(3));
+        var d = t == 0 ? 0 : 1 + Scheduler.Random.Next(3);
+        var group = Scheduler.Random.Next(2) == 1;
+        _pipeline = new PipelineOptions(t, d, group);
+        Settings = new Hyder.Server.Cluster.ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = options.BlockSize };
         for (var c = 0; c < options.Chains; c++)
         {
             for (var r = 0; r < options.Replicas; r++)
@@ -83,6 +88,9 @@ internal sealed partial class SimCluster
     public string LastServerName => $"s{Options.Servers - 1}";
 
     public PipelineOptions Pipeline => _pipeline;
+
+    /// <summary>The cluster settings every server runs (the first one writes them as the log's first record).</summary>
+    public Hyder.Server.Cluster.ClusterSettings Settings { get; }
 
     public SimStats Stats { get; } = new();
 
@@ -137,13 +145,17 @@ internal sealed partial class SimCluster
             Sequencer = SequencerName,
             Ranges = [new LayoutRange { Start = 0, Chains = chains }],
         });
-        // Position 0 holds the cluster's first record, as on a real cluster (a node's log position is never 0).
-        var first = await LogClient.ConnectAsync(_store, Network.ConnectorFor(AdminName), ClientOptions());
-        await first.AppendAsync(Hyder.Tree.Serialization.BlockFormat.WriteControl("hyder-simulation"u8, Options.BlockSize));
+        // The first server to start writes the cluster settings at position 0 (TransactionServer.StartAsync).
         Trace.Add($"bootstrapped: {Options.Chains} chain(s) of {Options.Replicas}, pipeline {_pipeline}");
         foreach (var name in _servers.Keys.ToList())
         {
             await StartServerAsync(name);
+        }
+
+        // Still on the quiet network: every server agrees on the settings, catches up and serves.
+        while (_servers.Values.Any(s => s?.Server is null) && Failure is null)
+        {
+            await Task.Delay(TimeSpan.FromMilliseconds(1), Scheduler.Time);
         }
     }
 
@@ -182,10 +194,10 @@ internal sealed partial class SimCluster
     private async Task StartServerAsync(string name)
     {
         var client = await LogClient.ConnectAsync(_store, Network.ConnectorFor(name), ClientOptions());
-        var server = new SimServer(this, name, client, _pipeline);
+        var server = new ServerNode(this, name, client);
         _servers[name] = server;
         Trace.Add($"{name} up");
-        _ = server.Start();
+        _ = server.StartAsync();
     }
 
     private void CrashServer(string name)
@@ -202,7 +214,7 @@ internal sealed partial class SimCluster
     }
 
     /// <summary>A server whose reader gave up: restart it, as a supervisor would.</summary>
-    public void ServerFailed(SimServer server)
+    public void ServerFailed(ServerNode server)
     {
         if (_servers[server.Name] == server)
         {
@@ -219,7 +231,7 @@ internal sealed partial class SimCluster
         }
     }
 
-    public SimServer? Server(string name) => _servers[name];
+    public ServerNode? Server(string name) => _servers[name];
 
     public IEnumerable<string> ServerNames => _servers.Keys;
 
@@ -330,6 +342,9 @@ public sealed class SimStats
 
     public long Ordinals { get; set; }
 
+    /// <summary>Checkpoints the servers wrote (their final blocks acknowledged).</summary>
+    public int CheckpointsWritten { get; set; }
+
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     public void Add(SimStats other)
     {
@@ -346,9 +361,10 @@ public sealed class SimStats
         TornSlotsCut += other.TornSlotsCut;
         CorruptSlots += other.CorruptSlots;
         Ordinals += other.Ordinals;
+        CheckpointsWritten += other.CheckpointsWritten;
     }
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}";
+        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}";
 }

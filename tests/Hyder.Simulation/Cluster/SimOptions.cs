@@ -39,6 +39,12 @@ public sealed record SimOptions
     /// <summary>Where verbose lines go.</summary>
     public TextWriter? Output { get; init; }
 
+    /// <summary>Each server asks for a checkpoint every this many ordinals (0: never), so barriers and checkpoint writes run.</summary>
+    public long CheckpointEvery { get; init; } = 40;
+
+    /// <summary>Each server appends a flush intention every this many ordinals (0: never).</summary>
+    public long FlushEvery { get; init; } = 50;
+
     /// <summary>Planted bug: log units acknowledge writes before their fsync (the mutation test).</summary>
     public bool PlantAckBeforeSync { get; init; }
 
