@@ -21,10 +21,9 @@ internal sealed class SlotIndex
     private const long MaxLocation = (1L << 61) - 1;
 
     private readonly Dictionary<long, long[]> _pages = [];
-    private long _count;
 
-    /// <summary>Addresses with an entry.</summary>
-    public long Count => _count;
+    /// <summary>Addresses with an entry (counted on demand: tests and diagnostics only).</summary>
+    public long Count => _pages.Values.Sum(page => (long)page.Count(word => word != 0));
 
     /// <summary>Pages allocated (each 32 KiB).</summary>
     public int Pages => _pages.Count;
@@ -60,53 +59,22 @@ internal sealed class SlotIndex
             _pages.Add(number, page);
         }
 
-        ref var word = ref page[address & (PageSize - 1)];
-        if (word == 0)
-        {
-            _count++;
-        }
-
-        word = ((entry.Location << 2) | (long)entry.Kind) + 1;
+        page[address & (PageSize - 1)] = ((entry.Location << 2) | (long)entry.Kind) + 1;
     }
 
     /// <summary>Drops every entry of an address below <paramref name="before"/>.</summary>
     public void RemoveBelow(long before)
     {
         var boundary = before >> PageBits;
-        List<long>? whole = null;
-        foreach (var (number, page) in _pages)
+        foreach (var number in _pages.Keys.Where(n => n < boundary).ToList())
         {
-            if (number < boundary)
-            {
-                (whole ??= []).Add(number);
-                _count -= CountUsed(page, PageSize);
-            }
-            else if (number == boundary)
-            {
-                var cut = (int)(before & (PageSize - 1));
-                _count -= CountUsed(page, cut);
-                Array.Clear(page, 0, cut);
-            }
+            _pages.Remove(number);
         }
 
-        if (whole is not null)
+        if (_pages.TryGetValue(boundary, out var page))
         {
-            foreach (var number in whole)
-            {
-                _pages.Remove(number);
-            }
+            Array.Clear(page, 0, (int)(before & (PageSize - 1)));
         }
-    }
-
-    private static int CountUsed(long[] page, int length)
-    {
-        var used = 0;
-        for (var i = 0; i < length; i++)
-        {
-            used += page[i] != 0 ? 1 : 0;
-        }
-
-        return used;
     }
 }
 
