@@ -12,6 +12,6 @@ public enum IsolationLevel : byte
     /// <summary>No read set: write-write conflicts only (first committer wins, by version).</summary>
     SnapshotIsolation = 2,
 
-    /// <summary>No read set and blind writes: put and delete never abort; insert still checks the key's version.</summary>
+    /// <summary>No read set and blind writes: nothing aborts; insert checks existence on its snapshot only and overwrites a concurrent insert (docs/meld.md).</summary>
     ReadCommitted = 3,
 }

@@ -44,8 +44,9 @@ public sealed partial class Transaction
         {
             ApplyKnown(key, n.Payload, operation);
         }
-        else if (n is null && _deletes is not null && FindDelete(key) >= 0)
+        else if (n is null && IsOwnAbsence(key))
         {
+            // Deleted by the transaction itself: the value it knows is "absent".
             ApplyKnown(key, null, operation);
         }
         else if (CommutativeMode == CommutativeMode.ReadModifyWrite)
@@ -103,10 +104,7 @@ public sealed partial class Transaction
         var view = n is null ? null : ViewOf(n);
         if (view is null)
         {
-            if (Isolation == IsolationLevel.Serializable)
-            {
-                (_ranges ??= []).Add(KeyRange.Closed(key, key));
-            }
+            AbsentRead(key, n);
         }
         else if (TracksReads)
         {

@@ -15,12 +15,7 @@ public sealed partial class Transaction
         var view = found is null ? null : ViewOf(found);
         if (view is null)
         {
-            if (Isolation == IsolationLevel.Serializable)
-            {
-                // The answer "absent" is a read too: a later insert of the key is a phantom.
-                (_ranges ??= []).Add(KeyRange.Closed(key, key));
-            }
-
+            AbsentRead(key, found);
             payload = [];
             return false;
         }

@@ -50,8 +50,16 @@ public sealed partial class Transaction
         }
         else
         {
+            // The insert saw the snapshot's absence unless the key is absent by the transaction's
+            // own delete. At serializable that is a read, kept even if the insert is deleted again.
+            var observed = Isolation == IsolationLevel.Serializable && !IsOwnAbsence(key);
+
             // Read committed never aborts: even an insert overwrites a concurrent insert (docs/meld.md).
             InsertNew(key, payload, WriteFlags(blind));
+            if (observed)
+            {
+                MarkCreationObserved(key);
+            }
         }
 
         _wrote = true;
@@ -67,11 +75,7 @@ public sealed partial class Transaction
         var found = Find(key);
         if (found is null || ViewOf(found) is null)
         {
-            if (Isolation == IsolationLevel.Serializable)
-            {
-                (_ranges ??= []).Add(KeyRange.Closed(key, key));
-            }
-
+            AbsentRead(key, found);
             return false;
         }
 
@@ -160,6 +164,11 @@ public sealed partial class Transaction
             }
         }
 
+        if (!scv.IsSome)
+        {
+            Created(key);
+        }
+
         _root = InsertRec(_root, key, payload, flags, scv, out _);
     }
 
@@ -223,6 +232,12 @@ public sealed partial class Transaction
         if (n.Scv.IsSome)
         {
             AddDelete(new DeleteEntry(n.Key, n.Scv, Isolation == IsolationLevel.ReadCommitted));
+        }
+        else if (CreationObserved(n.Key))
+        {
+            // The transaction's own insert goes, and with it the write that carried the insert's
+            // check that the key was absent: the check stays as a point range (docs/meld.md).
+            (_ranges ??= []).Add(KeyRange.Closed(n.Key, n.Key));
         }
 
         Node? replacement;

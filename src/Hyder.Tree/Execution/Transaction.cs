@@ -23,6 +23,7 @@ public sealed partial class Transaction : IDisposable
     private Node? _root;
     private List<DeleteEntry>? _deletes;
     private List<KeyRange>? _ranges;
+    private List<CreatedKey>? _created;
     private bool _wrote;
     private bool _hasOperations;
     private bool _finished;

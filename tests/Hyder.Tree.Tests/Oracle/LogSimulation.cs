@@ -217,12 +217,6 @@ internal static partial class LogSimulation
                 {
                     log.Append($"{op} {Keys.Format(k)}; ");
                     Invoke(tx, k, op);
-                    if (local.TryGetValue(k, out var mine) && mine is null && model.ValueAt(k, snap.Sequence) is null)
-                    {
-                        // Inserted and deleted again: nothing of it reaches the log; the key is untouched.
-                        local.Remove(k);
-                    }
-
                     if (operations.TryGetValue(k, out var list) && !rmw)
                     {
                         list.Add(op);
@@ -319,6 +313,13 @@ internal static partial class LogSimulation
                             Require(tx.Insert(key, v) == expected, cfg, t, log, "insert result");
                             if (expected)
                             {
+                                // A successful insert of a key the transaction never touched saw
+                                // the snapshot's absence: a read at serializable, kept if deleted again.
+                                if (iso == IsolationLevel.Serializable && !local.ContainsKey(key) && !operations.ContainsKey(key))
+                                {
+                                    rec.AbsentReads.Add(key);
+                                }
+
                                 Write(key, v);
                             }
                             else
@@ -335,8 +336,9 @@ internal static partial class LogSimulation
                             {
                                 Write(key, null);
                             }
-                            else if (iso == IsolationLevel.Serializable)
+                            else if (iso == IsolationLevel.Serializable && !local.ContainsKey(key))
                             {
+                                // A miss on a key the transaction deleted itself saw nothing of the snapshot.
                                 rec.AbsentReads.Add(key);
                             }
                         }
@@ -358,7 +360,7 @@ internal static partial class LogSimulation
                         {
                             ReadOf(key);
                         }
-                        else if (iso == IsolationLevel.Serializable)
+                        else if (iso == IsolationLevel.Serializable && !local.ContainsKey(key))
                         {
                             rec.AbsentReads.Add(key);
                         }
