@@ -61,7 +61,9 @@ public sealed partial class Transaction
         }
 
         var start = results.Count;
-        Collect(_root, range, limit + start, results);
+
+        // An unlimited scan (int.MaxValue) appending to a list that holds pairs must not overflow.
+        Collect(_root, range, (int)Math.Min((long)limit + start, int.MaxValue), results);
         var count = results.Count - start;
         if (TracksReads)
         {

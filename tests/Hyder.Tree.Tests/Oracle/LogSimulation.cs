@@ -35,6 +35,22 @@ namespace Hyder.Tree.Tests.Oracle;
 /// transactions run on the last reconciled state.
 /// </param>
 /// <param name="SplitThreshold">Operations in a phase that make a key split in the next.</param>
+/// <param name="CornerKeys">
+/// Keys of 1 to 24 bytes instead of 1- or 2-byte indexes: keys that are prefixes of others, keys
+/// longer than 8 bytes sharing their first 8, the bytes 0x00 and 0xFF (still ordered by index).
+/// </param>
+/// <param name="CornerScans">
+/// Scans with exclusive bounds, open low bounds, empty ranges, bounds outside the key space and
+/// unlimited whole-tree scans, some appending to a list that already holds pairs.
+/// </param>
+/// <param name="RunPercent">Share of operations that are a run of 8 to 64 consecutive inserts or deletes (rebalancing).</param>
+/// <param name="ChurnPercent">Share of operations that insert, delete and insert one key again.</param>
+/// <param name="BigPercent">Share of transactions with 200 to 2,000 operations.</param>
+/// <param name="FlushPercent">Share of transactions that only flush (copy the paths to) 1 to 4 keys (meld paper §5).</param>
+/// <param name="Lockstep">
+/// Every intention also goes through encode → decode into a second database, as a peer server
+/// would see it, melded by a pipeline of its own: decisions and state hashes must be equal.
+/// </param>
 public sealed record SimulationConfig(
     int Seed,
     int KeySpace,
@@ -53,7 +69,14 @@ public sealed record SimulationConfig(
     int CommutativePercent = 0,
     int HotKeys = 0,
     int SplitPhaseLength = 0,
-    int SplitThreshold = 2);
+    int SplitThreshold = 2,
+    bool CornerKeys = false,
+    bool CornerScans = false,
+    int RunPercent = 0,
+    int ChurnPercent = 0,
+    int BigPercent = 0,
+    int FlushPercent = 0,
+    bool Lockstep = false);
 
 /// <summary>What a simulated run saw.</summary>
 public sealed class SimulationResult
@@ -83,6 +106,21 @@ public sealed class SimulationResult
     public long Phases;
     public long ReconciledKeys;
     public readonly List<ulong> StateHashes = [];
+
+    /// <summary>Decisions judged by <see cref="DefinitionOracle"/> (every commit it allows or forbids, every abort).</summary>
+    public long DefinitionJudged;
+
+    /// <summary>Aborts the isolation level's definition would have let commit, by meld's cause.</summary>
+    public readonly SortedDictionary<AbortCause, long> FalseAborts = [];
+
+    /// <summary>Adds another run's counts of false aborts and judged decisions.</summary>
+    public static void Accumulate(SortedDictionary<AbortCause, long> into, SimulationResult r)
+    {
+        foreach (var (cause, n) in r.FalseAborts)
+        {
+            into[cause] = into.GetValueOrDefault(cause) + n;
+        }
+    }
 }
 
 /// <summary>
@@ -109,7 +147,8 @@ internal static partial class LogSimulation
         var result = new SimulationResult();
         var keyBytes = cfg.KeySpace <= 256 ? 1 : 2;
 
-        byte[] KeyOf(int i) => keyBytes == 1 ? [(byte)i] : [(byte)(i >> 8), (byte)i];
+        var cornerKeys = cfg.CornerKeys ? CornerKeyTable(rng, cfg.KeySpace) : null;
+        byte[] KeyOf(int i) => cornerKeys is not null ? cornerKeys[i] : keyBytes == 1 ? [(byte)i] : [(byte)(i >> 8), (byte)i];
         var writeCounter = 0;
         byte[] NewValue() => Encoding.ASCII.GetBytes($"v{++writeCounter}");
         var commutative = cfg.CommutativePercent > 0;
@@ -144,6 +183,14 @@ internal static partial class LogSimulation
             model.Write(k, v, 1);
         }
 
+        // The peer decodes every intention from its blocks, as another server would.
+        Database? peer = null;
+        if (cfg.Lockstep && cfg.SplitPhaseLength == 0)
+        {
+            peer = new Database();
+            peer.BulkLoad(initial);
+        }
+
         Doppel.SplitPhaseTable? table = null;
         t_reconciled = [];
         t_phasesSeen = 0;
@@ -154,9 +201,12 @@ internal static partial class LogSimulation
         }
 
         var window = new List<DatabaseState> { db.PinCurrent() };
-        var pipeline = cfg.PremeldThreads > 0 || cfg.GroupMeld
-            ? new Pipeline.ReferencePipeline(db, new Pipeline.PipelineOptions(cfg.PremeldThreads, cfg.Distance, cfg.GroupMeld, cfg.GroupFirst))
-            : null;
+        var pipelineOptions = new Pipeline.PipelineOptions(cfg.PremeldThreads, cfg.Distance, cfg.GroupMeld, cfg.GroupFirst);
+        var pipeline = cfg.PremeldThreads > 0 || cfg.GroupMeld ? new Pipeline.ReferencePipeline(db, pipelineOptions) : null;
+        var peerWindow = peer is null ? null : new List<DatabaseState> { peer.PinCurrent() };
+        var peerPipeline = peer is not null && pipeline is not null ? new Pipeline.ReferencePipeline(peer, pipelineOptions) : null;
+        var decodePool = peer is null ? null : new Memory.NodePool(Memory.NodePool.DefaultCapacity);
+        long partPosition = 1L << 32;
         Submitted? pending = null;
         var levels = Enumerable.Range(0, 4).Where(b => (cfg.Levels & (1 << b)) != 0).Select(b => (IsolationLevel)b).ToArray();
         if (levels.Length == 0)
@@ -170,6 +220,7 @@ internal static partial class LogSimulation
             {
                 var lag = rng.Next(0, Math.Min(cfg.MaxConcurrency, window.Count - 1) + 1);
                 var snap = window[window.Count - 1 - lag];
+                var peerSnap = peerWindow?[peerWindow.Count - 1 - lag];
                 if (table is not null && rng.Next(4) == 0 && db.Reconciled is { } reconciled)
                 {
                     snap = reconciled;
@@ -192,6 +243,15 @@ internal static partial class LogSimulation
                     local.TryGetValue(k, out var v) ? v
                     : operations.TryGetValue(k, out var list) ? Lenient(list, model.ValueAt(k, snap.Sequence))
                     : model.ValueAt(k, snap.Sequence);
+
+                // What it observed of its snapshot, for the definition oracle: not its own writes.
+                void Saw(byte[] k)
+                {
+                    if (!local.ContainsKey(k))
+                    {
+                        rec.Observed.Add(k);
+                    }
+                }
 
                 // A read of a key the transaction sees through its own operations depends on the
                 // snapshot's version when the key was there, else (serializable) on its absence.
@@ -231,6 +291,7 @@ internal static partial class LogSimulation
                     else if (rmw)
                     {
                         known = View(k);
+                        Saw(k);
                         if (known is not null)
                         {
                             ReadOf(k);
@@ -279,7 +340,62 @@ internal static partial class LogSimulation
                     }
                 }
 
-                var ops = rng.Next(1, cfg.MaxOps + 1);
+                void InsertOf(int ki)
+                {
+                    var key = KeyOf(ki);
+                    var v = ValueFor(ki);
+                    var expected = View(key) is null;
+                    log.Append($"insert {Keys.Format(key)}; ");
+                    Require(tx.Insert(key, v) == expected, cfg, t, log, "insert result");
+                    Saw(key);
+                    if (expected)
+                    {
+                        // A successful insert of a key the transaction never touched saw
+                        // the snapshot's absence: a read at serializable, kept if deleted again.
+                        if (iso == IsolationLevel.Serializable && !local.ContainsKey(key) && !operations.ContainsKey(key))
+                        {
+                            rec.AbsentReads.Add(key);
+                        }
+
+                        Write(key, v);
+                    }
+                    else
+                    {
+                        ReadOf(key);
+                    }
+                }
+
+                void DeleteOf(int ki)
+                {
+                    var key = KeyOf(ki);
+                    var expected = View(key) is not null;
+                    log.Append($"delete {Keys.Format(key)}; ");
+                    Require(tx.Delete(key) == expected, cfg, t, log, "delete result");
+                    Saw(key);
+                    if (expected)
+                    {
+                        Write(key, null);
+                    }
+                    else if (iso == IsolationLevel.Serializable && !local.ContainsKey(key))
+                    {
+                        // A miss on a key the transaction deleted itself saw nothing of the snapshot.
+                        rec.AbsentReads.Add(key);
+                    }
+                }
+
+                if (cfg.FlushPercent > 0 && table is null && rng.Next(100) < cfg.FlushPercent)
+                {
+                    // A flush intention: paths copied, nothing read or written; it never conflicts.
+                    rec.FlushOnly = true;
+                    for (var f = rng.Next(1, 5); f > 0; f--)
+                    {
+                        var key = KeyOf(rng.Next(cfg.KeySpace));
+                        log.Append($"flush {Keys.Format(key)}; ");
+                        Require(tx.Flush(key) == (model.ValueAt(key, snap.Sequence) is not null), cfg, t, log, "flush result");
+                    }
+                }
+
+                var ops = rec.FlushOnly ? 0 : cfg.BigPercent > 0 && rng.Next(100) < cfg.BigPercent ? rng.Next(200, 2001) : rng.Next(1, cfg.MaxOps + 1);
                 try
                 {
                 for (var o = 0; o < ops; o++)
@@ -287,6 +403,33 @@ internal static partial class LogSimulation
                     var dice = rng.Next(100);
                     var ki = rng.Next(cfg.KeySpace);
                     var key = KeyOf(ki);
+                    if (cfg.RunPercent > 0 && rng.Next(100) < cfg.RunPercent)
+                    {
+                        // Consecutive keys inserted or deleted: the tree must rebalance.
+                        var insert = rng.Next(2) == 0;
+                        for (int j = 0, length = rng.Next(8, 65); j < length; j++)
+                        {
+                            if (insert)
+                            {
+                                InsertOf((ki + j) % cfg.KeySpace);
+                            }
+                            else
+                            {
+                                DeleteOf((ki + j) % cfg.KeySpace);
+                            }
+                        }
+
+                        continue;
+                    }
+
+                    if (cfg.ChurnPercent > 0 && rng.Next(100) < cfg.ChurnPercent)
+                    {
+                        InsertOf(ki);
+                        DeleteOf(ki);
+                        InsertOf(ki);
+                        continue;
+                    }
+
                     if (commutative && rng.Next(100) < cfg.CommutativePercent)
                     {
                         if (cfg.HotKeys > 0 && rng.Next(2) == 0)
@@ -301,46 +444,17 @@ internal static partial class LogSimulation
 
                     if (dice < cfg.ScanPercent)
                     {
-                        Scan(tx, rng, cfg, key, KeyOf, View, model, snap.Sequence, local, rec, log, ReadOf);
+                        Scan(tx, rng, cfg, ki, KeyOf, View, model, snap.Sequence, local, rec, log, ReadOf);
                     }
                     else if (dice < cfg.ScanPercent + cfg.InsertDeletePercent)
                     {
                         if (rng.Next(2) == 0)
                         {
-                            var v = ValueFor(ki);
-                            var expected = View(key) is null;
-                            log.Append($"insert {Keys.Format(key)}; ");
-                            Require(tx.Insert(key, v) == expected, cfg, t, log, "insert result");
-                            if (expected)
-                            {
-                                // A successful insert of a key the transaction never touched saw
-                                // the snapshot's absence: a read at serializable, kept if deleted again.
-                                if (iso == IsolationLevel.Serializable && !local.ContainsKey(key) && !operations.ContainsKey(key))
-                                {
-                                    rec.AbsentReads.Add(key);
-                                }
-
-                                Write(key, v);
-                            }
-                            else
-                            {
-                                ReadOf(key);
-                            }
+                            InsertOf(ki);
                         }
                         else
                         {
-                            var expected = View(key) is not null;
-                            log.Append($"delete {Keys.Format(key)}; ");
-                            Require(tx.Delete(key) == expected, cfg, t, log, "delete result");
-                            if (expected)
-                            {
-                                Write(key, null);
-                            }
-                            else if (iso == IsolationLevel.Serializable && !local.ContainsKey(key))
-                            {
-                                // A miss on a key the transaction deleted itself saw nothing of the snapshot.
-                                rec.AbsentReads.Add(key);
-                            }
+                            DeleteOf(ki);
                         }
                     }
                     else if (dice < cfg.ScanPercent + cfg.InsertDeletePercent + cfg.WritePercent)
@@ -356,6 +470,7 @@ internal static partial class LogSimulation
                         log.Append($"get {Keys.Format(key)}; ");
                         var found = tx.TryGet(key, out var got);
                         Require(found == expected is not null && (!found || got.AsSpan().SequenceEqual(expected)), cfg, t, log, "get result");
+                        Saw(key);
                         if (found)
                         {
                             ReadOf(key);
@@ -394,11 +509,28 @@ internal static partial class LogSimulation
                     continue;
                 }
 
-                Require(local.Count > 0 || operations.Count > 0, cfg, t, log, "a read-only transaction produced an intention");
+                Require(local.Count > 0 || operations.Count > 0 || rec.FlushOnly, cfg, t, log, "a read-only transaction produced an intention");
                 Require(intention.HasOperations == (operations.Count > 0 || rec.Doomed), cfg, t, log, "the intention's operations are not the transaction's");
                 result.WithOperations += intention.HasOperations ? 1 : 0;
+                Intention? decoded = null;
+                if (peer is not null)
+                {
+                    // As a peer sees it: the blocks, decoded against its own copy of the snapshot.
+                    var encoded = Hyder.Tree.Serialization.IntentionEncoder.Encode(intention, Hyder.Tree.Serialization.BlockFormat.DefaultBlockSize);
+                    var positions = new long[encoded.Parts.Count];
+                    for (var b = 0; b < positions.Length; b++)
+                    {
+                        positions[b] = partPosition++;
+                    }
+
+                    var final = encoded.Finish(positions);
+                    decoded = Hyder.Tree.Serialization.IntentionDecoder.Decode(final.Span, encoded.Parts, peerSnap!, decodePool!);
+                    peer.Append(decoded);
+                }
+
                 db.Append(intention);
                 var ordinal = intention.Ordinal;
+                Require(decoded is null || decoded.Ordinal == ordinal, cfg, t, log, "the peer placed the intention elsewhere");
                 var expectCommit = OracleValidator.Commits(rec, model, ordinal, out var reason);
                 var bruteForce = s_bruteForce.Validate(intention, db.Current);
                 var decided = s_decider.Decide(intention, db.Current);
@@ -411,9 +543,15 @@ internal static partial class LogSimulation
                 if (pipeline is null)
                 {
                     var outcome = db.Meld(intention);
+                    if (peer is not null)
+                    {
+                        var theirs = peer.Meld(decoded!);
+                        Require(theirs.Committed == outcome.Committed && theirs.Cause == outcome.Cause, cfg, t, log, $"the peer decided {theirs} from the blocks, this server {outcome}");
+                    }
+
                     Observe(table, ordinal);
                     Judge(entry, outcome, result, cfg);
-                    Apply(entry, outcome.Committed, model, result);
+                    Apply(entry, outcome, model, result, cfg);
                 }
                 else
                 {
@@ -424,6 +562,11 @@ internal static partial class LogSimulation
                     }
 
                     var decisions = pipeline.Process(intention);
+                    if (peerPipeline is not null)
+                    {
+                        SameDecisions(decisions, peerPipeline.Process(decoded!), cfg, t, log);
+                    }
+
                     Observe(table, ordinal);
                     if (cfg.GroupMeld && ordinal % 2 == 1)
                     {
@@ -448,12 +591,29 @@ internal static partial class LogSimulation
                     db.Release(window[0]);
                     window.RemoveAt(0);
                 }
+
+                if (peer is not null)
+                {
+                    Require(TreeInspector.StateHash(peer.Current.Root) == result.StateHashes[^1], cfg, t, log, $"the peer's state after #{ordinal} differs");
+                    peerWindow!.Add(peer.PinCurrent());
+                    while (peerWindow.Count > cfg.MaxConcurrency + 1)
+                    {
+                        peer.Release(peerWindow[0]);
+                        peerWindow.RemoveAt(0);
+                    }
+                }
             }
 
             if (pending is not null)
             {
                 // The log ends inside a pair: the first is melded alone.
                 var flushed = pipeline!.Flush();
+                if (peerPipeline is not null)
+                {
+                    SameDecisions(flushed, peerPipeline.Flush(), cfg, cfg.Transactions, new StringBuilder());
+                    Require(TreeInspector.StateHash(peer!.Current.Root) == TreeInspector.StateHash(db.Current.Root), cfg, cfg.Transactions, new StringBuilder(), "the peer's final state differs");
+                }
+
                 Observe(table, db.LastAppended);
                 JudgeAll(null, pending, flushed, model, result, cfg);
             }
@@ -469,9 +629,15 @@ internal static partial class LogSimulation
         finally
         {
             pipeline?.ReleaseAll();
+            peerPipeline?.ReleaseAll();
             foreach (var s in window)
             {
                 db.Release(s);
+            }
+
+            foreach (var s in peerWindow ?? [])
+            {
+                peer!.Release(s);
             }
         }
 
@@ -544,7 +710,7 @@ internal static partial class LogSimulation
             Require(decisions.Count == 1 && decisions[0].Ordinal == second.Ordinal, cfg, second.T, second.Log, $"expected one decision for #{second.Ordinal}, got {decisions.Count}");
             var d = decisions[0];
             Judge(second, d.Outcome, result, cfg, d.DecidedBy == Pipeline.PipelineStage.Premeld ? " (premeld)" : "");
-            Apply(second, d.Committed, model, result);
+            Apply(second, d.Outcome, model, result, cfg);
             return;
         }
 
@@ -557,8 +723,8 @@ internal static partial class LogSimulation
             Require(!d1.Committed && !d2.Committed, cfg, second.T, second.Log, $"a group half aborted on a split key: #{first.Ordinal} {d1.Outcome}, #{second.Ordinal} {d2.Outcome}");
             _ = SplitAbort(first, d1.Outcome, result, cfg, second) | SplitAbort(second, d2.Outcome, result, cfg, first);
             result.Intentions += 2;
-            Apply(first, false, model, result);
-            Apply(second, false, model, result);
+            Apply(first, d1.Outcome, model, result, cfg);
+            Apply(second, d2.Outcome, model, result, cfg);
             return;
         }
 
@@ -634,8 +800,8 @@ internal static partial class LogSimulation
         Expect(first, d1.Outcome, e1, result, cfg, how);
         Expect(second, d2.Outcome, e2, result, cfg, how);
 
-        Apply(first, d1.Committed, model, result);
-        Apply(second, d2.Committed, model, result);
+        Apply(first, d1.Outcome, model, result, cfg);
+        Apply(second, d2.Outcome, model, result, cfg);
     }
 
     [ThreadStatic]
@@ -728,8 +894,26 @@ internal static partial class LogSimulation
         return false;
     }
 
-    private static void Apply(Submitted e, bool committed, ReferenceModel model, SimulationResult result)
+    /// <summary>
+    /// Judges the decision by the isolation level's definition (a commit must be allowed; an abort
+    /// it allows is a false abort), then applies a commit to the model. The model holds every
+    /// decision before <paramref name="e"/>'s place in the log, a group's first part included.
+    /// </summary>
+    private static void Apply(Submitted e, in MeldOutcome outcome, ReferenceModel model, SimulationResult result, SimulationConfig cfg)
     {
+        var committed = outcome.Committed;
+        var allowed = DefinitionOracle.Allows(e.Rec, model, e.Ordinal, out var why);
+        result.DefinitionJudged++;
+        if (committed && !allowed)
+        {
+            Fail(cfg, e.T, e.Log, $"meld committed #{e.Ordinal} ({e.Rec.Isolation}, snapshot #{e.Rec.Snapshot}), which its isolation level forbids: {why}");
+        }
+
+        if (!committed && allowed)
+        {
+            result.FalseAborts[outcome.Cause] = result.FalseAborts.GetValueOrDefault(outcome.Cause) + 1;
+        }
+
         if (committed)
         {
             result.Commits++;
@@ -760,14 +944,20 @@ internal static partial class LogSimulation
     }
 
     private static void Scan(
-        Transaction tx, Random rng, SimulationConfig cfg, byte[] low, Func<int, byte[]> keyOf, Func<byte[], byte[]?> view,
+        Transaction tx, Random rng, SimulationConfig cfg, int lowIndex, Func<int, byte[]> keyOf, Func<byte[], byte[]?> view,
         ReferenceModel model, long snapshot, SortedDictionary<byte[], byte[]?> local, TransactionRecord rec, StringBuilder log, Action<byte[]> readOf)
     {
-        var lowIndex = low.Length == 1 ? low[0] : BinaryPrimitives.ReadUInt16BigEndian(low);
+        var low = keyOf(lowIndex);
         byte[]? high = rng.Next(8) == 0 ? null : keyOf(Math.Min(cfg.KeySpace - 1, lowIndex + rng.Next(1, 1 + Math.Max(2, cfg.KeySpace / 4))));
         var limit = rng.Next(1, 9);
-        log.Append($"scan [{Keys.Format(low)}, {(high is null ? "+inf" : Keys.Format(high))}] limit {limit}; ");
         var range = new KeyRange(low, true, high, true);
+        var prefilled = 0;
+        if (cfg.CornerScans)
+        {
+            (range, limit, prefilled) = CornerScan(rng, low, high, limit);
+        }
+
+        log.Append($"scan {range} limit {limit}{(prefilled > 0 ? $" after {prefilled}" : "")}; ");
 
         var expected = new SortedDictionary<byte[], byte[]>(Keys.Comparer);
         foreach (var (k, v) in model.ContentsAt(snapshot))
@@ -797,7 +987,22 @@ internal static partial class LogSimulation
 
         var want = expected.Take(limit).ToList();
         var got = new List<KeyValuePair<byte[], byte[]>>();
-        tx.Scan(low, high, limit, got);
+        if (prefilled > 0)
+        {
+            // Appending to a list that already holds pairs: the limit counts only the new ones.
+            var results = Enumerable.Range(0, prefilled).Select(i => new KeyValuePair<byte[], byte[]>([(byte)i], [])).ToList();
+            Require(tx.Scan(range, limit, results) == results.Count - prefilled, cfg, -1, log, "scan count");
+            got.AddRange(results.Skip(prefilled));
+        }
+        else if (cfg.CornerScans)
+        {
+            Require(tx.Scan(range, limit, got) == got.Count, cfg, -1, log, "scan count");
+        }
+        else
+        {
+            tx.Scan(low, high, limit, got);
+        }
+
         Require(
             got.Count == want.Count && got.Zip(want).All(p => p.First.Key.AsSpan().SequenceEqual(p.Second.Key) && p.First.Value.AsSpan().SequenceEqual(p.Second.Value)),
             cfg, -1, log, $"scan returned {got.Count} pairs, expected {want.Count}");
@@ -805,11 +1010,22 @@ internal static partial class LogSimulation
         foreach (var (k, _) in got)
         {
             readOf(k);
+            if (!local.ContainsKey(k))
+            {
+                rec.Observed.Add(k);
+            }
         }
 
+        if (range.IsEmpty)
+        {
+            return;
+        }
+
+        var covered = got.Count == limit ? new KeyRange(range.Low, range.LowInclusive, got[^1].Key, true) : range;
+        rec.ObservedRanges.Add((covered, new HashSet<byte[]>(local.Keys.Where(covered.Contains), ByteArrayComparer.Instance)));
         if (tx.Isolation == IsolationLevel.Serializable)
         {
-            rec.Ranges.Add(got.Count == limit ? new KeyRange(low, true, got[^1].Key, true) : range);
+            rec.Ranges.Add(covered);
         }
     }
 
@@ -878,6 +1094,17 @@ internal static partial class LogSimulation
         {
             var firstDiff = actual.Zip(expected).Select((p, i) => (p, i)).FirstOrDefault(x => !x.p.First.Key.AsSpan().SequenceEqual(x.p.Second.Key) || !x.p.First.Value.AsSpan().SequenceEqual(x.p.Second.Value));
             Fail(cfg, t, log, $"state after #{ordinal} holds {actual.Count} pairs, the model {expected.Count}; first difference at {firstDiff.i}: {(firstDiff.p.First.Key is null ? "-" : Keys.Format(firstDiff.p.First.Key))} vs {(firstDiff.p.Second.Key is null ? "-" : Keys.Format(firstDiff.p.Second.Key))}");
+        }
+    }
+
+    /// <summary>The peer's pipeline must decide exactly what this server's did.</summary>
+    private static void SameDecisions(IReadOnlyList<Pipeline.PipelineDecision> ours, IReadOnlyList<Pipeline.PipelineDecision> theirs, SimulationConfig cfg, int t, StringBuilder log)
+    {
+        Require(ours.Count == theirs.Count, cfg, t, log, $"the peer made {theirs.Count} decisions, this server {ours.Count}");
+        for (var i = 0; i < ours.Count; i++)
+        {
+            var (a, b) = (ours[i], theirs[i]);
+            Require(a.Ordinal == b.Ordinal && a.Committed == b.Committed && a.Outcome.Cause == b.Outcome.Cause && a.DecidedBy == b.DecidedBy, cfg, t, log, $"the peer decided #{b.Ordinal} {b.Outcome} by {b.DecidedBy}, this server #{a.Ordinal} {a.Outcome} by {a.DecidedBy}");
         }
     }
 

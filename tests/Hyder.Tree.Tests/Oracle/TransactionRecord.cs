@@ -50,6 +50,19 @@ internal sealed class TransactionRecord
 
     public bool HasRangeReads => Ranges.Count > 0;
 
+    /// <summary>
+    /// For <see cref="DefinitionOracle"/>, at every level: keys whose snapshot value or absence the
+    /// transaction observed (a get, an insert's or a delete's answer, a scanned key, a
+    /// read-modify-write's read), leaving out keys it had written itself by then.
+    /// </summary>
+    public HashSet<byte[]> Observed { get; } = new(ByteArrayComparer.Instance);
+
+    /// <summary>For <see cref="DefinitionOracle"/>: each range a scan covered, with the keys in it the transaction had written itself by then.</summary>
+    public List<(KeyRange Range, HashSet<byte[]> Own)> ObservedRanges { get; } = [];
+
+    /// <summary>The transaction only flushed (copied paths, meld paper §5): it observed and wrote nothing.</summary>
+    public bool FlushOnly { get; set; }
+
     /// <summary>True when the operations on <paramref name="key"/> include an ordinary write (a checked write below read committed).</summary>
     public bool WritesAfterOperations(byte[] key) => Operations.TryGetValue(key, out var list) && list.Any(o => o.IsWrite);
 }
