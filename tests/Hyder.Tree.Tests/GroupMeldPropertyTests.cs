@@ -33,10 +33,13 @@ public sealed class GroupMeldPropertyTests(ITestOutputHelper output)
 
     private void Run(Gen<SimulationConfig> gen, int cases)
     {
-        long intentions = 0, groups = 0, conflicts = 0, fateShared = 0, premelded = 0, aborts = 0;
+        long intentions = 0, groups = 0, conflicts = 0, fateShared = 0, premelded = 0, aborts = 0, judged = 0;
+        var byCause = new SortedDictionary<Meld.AbortCause, long>();
         var property = Prop.ForAll(Arb.From(gen), cfg =>
         {
             var r = LogSimulation.Run(cfg);
+            judged += r.DefinitionJudged;
+            SimulationResult.Accumulate(byCause, r);
             intentions += r.Intentions;
             groups += r.Groups;
             conflicts += r.GroupConflicts;
@@ -47,6 +50,7 @@ public sealed class GroupMeldPropertyTests(ITestOutputHelper output)
         });
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(cases).WithQuietOnSuccess(true), property);
         output.WriteLine($"{cases} logs, {intentions} intentions, {groups} pairs grouped, {conflicts} second parts aborted on the first's write, {fateShared} pairs aborted together by group meld, {premelded} premelded, {aborts} aborts");
+        output.WriteLine($"{judged} decisions judged by the definitions, every commit allowed; false aborts by cause: {SerializabilityPropertyTests.Format(byCause)}");
         Assert.True(groups > intentions / 4, $"only {groups} pairs of {intentions} intentions were grouped: the generator does not exercise group meld");
         Assert.True(conflicts > 0, "no pair had a second depending on the first: the generator does not exercise the exception to fate sharing");
     }

@@ -29,7 +29,8 @@ public sealed class MeldPropertyTests(ITestOutputHelper output)
 
     private void Run(Gen<SimulationConfig> gen, int cases)
     {
-        long intentions = 0, ranges = 0, falseAborts = 0, aborts = 0, judged = 0;
+        long intentions = 0, ranges = 0, falseAborts = 0, aborts = 0, judged = 0, onWrites = 0;
+        LogSimulation.TakeFalseAbortSample();
         var byCause = new SortedDictionary<Meld.AbortCause, long>();
         var property = Prop.ForAll(Arb.From(gen), cfg =>
         {
@@ -39,12 +40,13 @@ public sealed class MeldPropertyTests(ITestOutputHelper output)
             falseAborts += r.FalseRangeAborts;
             aborts += r.Aborts;
             judged += r.DefinitionJudged;
+            onWrites += r.FalseAbortsOnOwnWrites;
             SimulationResult.Accumulate(byCause, r);
             return true;
         });
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(cases).WithQuietOnSuccess(true), property);
         output.WriteLine($"{cases} logs, {intentions} intentions melded, {aborts} aborts; {ranges} with range scans, {falseAborts} false range aborts ({(ranges == 0 ? 0 : 100.0 * falseAborts / ranges):F2}%)");
-        output.WriteLine($"by the isolation levels' definitions: {judged} decisions judged, every commit allowed; aborts the definition allows, by cause: {SerializabilityPropertyTests.Format(byCause)}");
+        output.WriteLine($"by the isolation levels' definitions: {judged} decisions judged, every commit allowed; aborts the definition allows, by cause: {SerializabilityPropertyTests.Format(byCause)}; {onWrites} of them name a key the transaction wrote itself; first other: {LogSimulation.TakeFalseAbortSample() ?? "none"}");
         Assert.True(intentions > cases, "the logs melded almost nothing: the generator is broken");
     }
 

@@ -57,7 +57,17 @@ public sealed class PremeldPropertyTests(ITestOutputHelper output)
     [Trait("Category", "Stress")]
     public void PremeldNeverChangesADecisionOnManyLongLogs()
     {
-        var property = Prop.ForAll(Arb.From(Configs(3000)), cfg => LogSimulation.Run(cfg).Intentions >= 0);
+        long intentions = 0, judged = 0;
+        var byCause = new SortedDictionary<Meld.AbortCause, long>();
+        var property = Prop.ForAll(Arb.From(Configs(3000)), cfg =>
+        {
+            var r = LogSimulation.Run(cfg);
+            intentions += r.Intentions;
+            judged += r.DefinitionJudged;
+            SimulationResult.Accumulate(byCause, r);
+            return true;
+        });
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(300).WithQuietOnSuccess(true), property);
+        output.WriteLine($"{intentions} intentions; {judged} decisions judged by the definitions, every commit allowed; false aborts by cause: {SerializabilityPropertyTests.Format(byCause)}");
     }
 }

@@ -59,7 +59,8 @@ public sealed class SerializabilityPropertyTests(ITestOutputHelper output)
 
     private void Run(Gen<SimulationConfig> gen, int cases)
     {
-        long intentions = 0, judged = 0, aborts = 0, commits = 0;
+        long intentions = 0, judged = 0, aborts = 0, commits = 0, onWrites = 0, group = 0;
+        LogSimulation.TakeFalseAbortSample();
         var byCause = new SortedDictionary<AbortCause, long>();
         var property = Prop.ForAll(Arb.From(gen), cfg =>
         {
@@ -68,6 +69,8 @@ public sealed class SerializabilityPropertyTests(ITestOutputHelper output)
             judged += r.DefinitionJudged;
             aborts += r.Aborts;
             commits += r.Commits;
+            onWrites += r.FalseAbortsOnOwnWrites;
+            group += r.FalseAbortsOfGroups;
             SimulationResult.Accumulate(byCause, r);
             return true;
         });
@@ -75,6 +78,8 @@ public sealed class SerializabilityPropertyTests(ITestOutputHelper output)
         var falseAborts = byCause.Values.Sum();
         output.WriteLine($"{cases} logs, {intentions:N0} intentions, {commits:N0} commits, {aborts:N0} aborts; {judged:N0} decisions judged by the definitions, every commit allowed");
         output.WriteLine($"aborts the definition allows (false aborts), by cause: {Format(byCause)} ({(aborts == 0 ? 0 : 100.0 * falseAborts / aborts):F1} % of aborts)");
+        output.WriteLine($"  {onWrites:N0} name a key the transaction wrote itself (its write's version check, or a scanned range over it), {group:N0} were made by group meld (a pair's fates tied), {falseAborts - onWrites - group:N0} other");
+        output.WriteLine($"  first other: {LogSimulation.TakeFalseAbortSample() ?? "none"}");
         Assert.True(judged >= intentions && intentions > cases, "the logs melded almost nothing: the generator is broken");
     }
 
