@@ -16,10 +16,11 @@ public sealed partial class Transaction
     /// ordinally, with whether the creation observed the snapshot's absence (a serializable
     /// <see cref="Insert"/>). Entries are never removed: the key stays the transaction's own.
     /// </summary>
-    private struct CreatedKey(byte[] key)
+    private struct CreatedKey(byte[] key) : IKeyed
     {
-        public readonly byte[] Key = key;
         public bool Observed;
+
+        public readonly byte[] Key { get; } = key;
     }
 
     /// <summary>Records that the transaction created <paramref name="key"/>, which its snapshot lacks.</summary>
@@ -72,34 +73,5 @@ public sealed partial class Transaction
         }
     }
 
-    private int FindCreated(byte[] key)
-    {
-        if (_created is null)
-        {
-            return -1;
-        }
-
-        var span = CollectionsMarshal.AsSpan(_created);
-        int lo = 0, hi = span.Length - 1;
-        while (lo <= hi)
-        {
-            var mid = (lo + hi) >>> 1;
-            var c = Keys.Compare(span[mid].Key, key);
-            if (c == 0)
-            {
-                return mid;
-            }
-
-            if (c < 0)
-            {
-                lo = mid + 1;
-            }
-            else
-            {
-                hi = mid - 1;
-            }
-        }
-
-        return ~lo;
-    }
+    private int FindCreated(byte[] key) => _created is null ? -1 : DeleteList.Find<CreatedKey>(CollectionsMarshal.AsSpan(_created), key);
 }
