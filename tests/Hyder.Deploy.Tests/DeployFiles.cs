@@ -32,17 +32,12 @@ internal static class DeployFiles
             info.ArgumentList.Add(arg);
         }
 
-        Process process;
-        try
+        if (program == "systemd-analyze")
         {
-            process = Process.Start(info)!;
-        }
-        catch (System.ComponentModel.Win32Exception e)
-        {
-            throw new InvalidOperationException($"{program} could not be started ({e.Message}); .ci/run installs what the deploy tests need (systemd for systemd-analyze).", e);
+            MissingPackageException.ThrowIfNotFound(program, "systemd");
         }
 
-        using (process)
+        using (var process = Process.Start(info)!)
         {
             var stdout = process.StandardOutput.ReadToEndAsync();
             var stderr = process.StandardError.ReadToEndAsync();
