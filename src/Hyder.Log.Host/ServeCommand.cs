@@ -1,7 +1,6 @@
 using System.CommandLine;
 using System.Net;
 using Hyder.Hosting;
-using Hyder.Hosting.Windows;
 using Hyder.Log.Storage;
 using Hyder.Log.Transport;
 using Microsoft.Extensions.DependencyInjection;
@@ -66,7 +65,7 @@ internal static class ServeCommand
 
     private static readonly Option<bool> s_service = new("--service")
     {
-        Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
+        Description = "Runs as a Windows service (deploy/windows/install.ps1 passes it; Windows only): the log goes to the event log unless --log-target says otherwise. The service lifetime itself comes on whenever the Service Control Manager starts the process.",
     };
 
     /// <summary>The projection store option, shared with the admin commands.</summary>
@@ -108,16 +107,15 @@ internal static class ServeCommand
             return 2;
         }
 
-        // Created before the host so that the stopped report, the last, carries the exit code.
-        using var service = options.Logging.Service && OperatingSystem.IsWindows() ? ServiceHosting.CreateWindowsService(options.Logging.EventSource) : null;
-        var exitCode = await RunHostAsync(options, service, cancellationToken).ConfigureAwait(false);
-        service?.Complete(exitCode);
-        return exitCode;
+        return await RunHostAsync(options, cancellationToken).ConfigureAwait(false);
     }
 
-    private static async Task<int> RunHostAsync(HostSettings options, WindowsService? service, CancellationToken cancellationToken)
+    private static async Task<int> RunHostAsync(HostSettings options, CancellationToken cancellationToken)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
+
+        // First, so READY=1 follows the roles' start and the watchdog outlives their stop.
+        builder.Services.AddServiceHosting(options.Logging.EventSource, Environment.GetEnvironmentVariable);
         builder.Logging.ClearProviders();
         try
         {
@@ -130,27 +128,10 @@ internal static class ServeCommand
         }
 
         builder.Services.AddSingleton(options);
-
-        // First, so READY=1 follows the roles' start and the watchdog outlives their stop.
-        builder.Services.AddSystemdNotify();
-        if (service is not null)
-        {
-            builder.Services.AddWindowsServiceLifetime(service);
-        }
-
         builder.Services.AddHostedService<LogHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
         using var host = builder.Build();
-        try
-        {
-            await host.RunAsync(cancellationToken).ConfigureAwait(false);
-        }
-        catch (WindowsServiceException e)
-        {
-            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
-            return 2;
-        }
-
+        await host.RunAsync(cancellationToken).ConfigureAwait(false);
         return 0;
     }
 

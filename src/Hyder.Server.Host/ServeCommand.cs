@@ -1,6 +1,5 @@
 using System.CommandLine;
 using Hyder.Hosting;
-using Hyder.Hosting.Windows;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -58,7 +57,7 @@ internal static class ServeCommand
 
     private static readonly Option<bool> s_service = new("--service")
     {
-        Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
+        Description = "Runs as a Windows service (deploy/windows/install.ps1 passes it; Windows only): the log goes to the event log unless --log-target says otherwise. The service lifetime itself comes on whenever the Service Control Manager starts the process.",
     };
 
     private static readonly Option<bool> s_clusterAllowPlaintext = new("--cluster-allow-plaintext")
@@ -199,16 +198,15 @@ internal static class ServeCommand
             return BadConfiguration;
         }
 
-        // Created before the host so that the stopped report, the last, carries the exit code.
-        using var service = logOptions.Service && OperatingSystem.IsWindows() ? ServiceHosting.CreateWindowsService(logOptions.EventSource) : null;
-        var exitCode = await RunHostAsync(settings, configuration, logOptions, service, cancellationToken).ConfigureAwait(false);
-        service?.Complete(exitCode);
-        return exitCode;
+        return await RunHostAsync(settings, configuration, logOptions, cancellationToken).ConfigureAwait(false);
     }
 
-    private static async Task<int> RunHostAsync(HostSettings settings, IConfiguration configuration, HostLogOptions logOptions, WindowsService? service, CancellationToken cancellationToken)
+    private static async Task<int> RunHostAsync(HostSettings settings, IConfiguration configuration, HostLogOptions logOptions, CancellationToken cancellationToken)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true, Args = [] });
+
+        // First, so READY=1 follows the server's start and the watchdog outlives its stop.
+        builder.Services.AddServiceHosting(logOptions.EventSource, Environment.GetEnvironmentVariable);
         // The host's and Kestrel's own lifecycle chatter stays out; the server logs its own ready line.
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
@@ -224,14 +222,6 @@ internal static class ServeCommand
         }
 
         builder.Services.AddSingleton(settings);
-
-        // First, so READY=1 follows the server's start and the watchdog outlives its stop.
-        builder.Services.AddSystemdNotify();
-        if (service is not null)
-        {
-            builder.Services.AddWindowsServiceLifetime(service);
-        }
-
         builder.Services.AddHostedService<ServerHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
         using var host = builder.Build();
@@ -242,11 +232,6 @@ internal static class ServeCommand
         catch (Hyder.Server.Cluster.ServerStartException e)
         {
             // The log was written by a cluster with other settings: configuration, not a crash.
-            await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
-            return BadConfiguration;
-        }
-        catch (WindowsServiceException e)
-        {
             await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
             return BadConfiguration;
         }
