@@ -63,6 +63,12 @@ internal static class ServeCommand
         Description = "The event source of --log-target eventlog and the service's name with --service (default hyder-log).",
     };
 
+    private static readonly Option<string?> s_metricsListen = new("--metrics-listen")
+    {
+        Description = HostMetrics.OptionDescription + " Metric names: docs/server.md.",
+        HelpName = "host:port",
+    };
+
     private static readonly Option<bool> s_service = new("--service")
     {
         Description = "Runs as a Windows service (deploy/windows/install.ps1 passes it; Windows only): the log goes to the event log unless --log-target says otherwise. The service lifetime itself comes on whenever the Service Control Manager starts the process.",
@@ -90,6 +96,7 @@ internal static class ServeCommand
         root.Options.Add(s_logFile);
         root.Options.Add(s_eventSource);
         root.Options.Add(s_service);
+        root.Options.Add(s_metricsListen);
         ClusterTlsOptions.AddTo(root);
         root.SetAction(RunAsync);
     }
@@ -120,6 +127,7 @@ internal static class ServeCommand
         try
         {
             builder.Logging.AddHostLogging(options.Logging);
+            builder.Services.AddHostMetrics(options.MetricsListen, "--metrics-listen", LogServer.MeterName);
         }
         catch (HostLoggingException e)
         {
@@ -131,7 +139,16 @@ internal static class ServeCommand
         builder.Services.AddHostedService<LogHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
         using var host = builder.Build();
-        await host.RunAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await host.RunAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (System.Net.HttpListenerException e)
+        {
+            await Console.Error.WriteLineAsync($"--metrics-listen: {e.Message}").ConfigureAwait(false);
+            return 1;
+        }
+
         return 0;
     }
 
@@ -213,6 +230,7 @@ internal static class ServeCommand
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
             ProjectionStore = parse.GetValue(ProjectionStore),
             Logging = logging,
+            MetricsListen = parse.GetValue(s_metricsListen),
         };
         if ((options.Unit || options.Projection) && options.DataDirectory is null)
         {
@@ -253,6 +271,9 @@ internal sealed class HostSettings
 
     /// <summary>Service and log options: <c>--service</c>, <c>--log-target</c>, <c>--log-format</c>, <c>--log-file</c>, <c>--event-source</c>.</summary>
     public required HostLogOptions Logging { get; init; }
+
+    /// <summary><c>--metrics-listen</c>: where the <c>Hyder.Log</c> meter is served for Prometheus, or null.</summary>
+    public string? MetricsListen { get; init; }
 
     /// <summary>Mutual TLS with the other members, or plaintext when explicitly allowed.</summary>
     public required TransportSecurity Security { get; init; }

@@ -119,6 +119,7 @@ internal static class ServeCommand
         Value("--log-target", SettingKeys.LogTarget, "target", $"Where the log goes: {HostLogOptions.TargetValues} (default eventlog with --service, else console; eventlog only on Windows)."),
         Value("--log-file", SettingKeys.LogFile, "file", "The log file of --log-target file: appended, one line per event, rolled over to FILE.1 at 64 MiB."),
         Value("--event-source", SettingKeys.EventSource, "name", "The event source of --log-target eventlog and the service's name with --service (default hyder-server)."),
+        Value("--metrics-listen", SettingKeys.MetricsListen, "host:port", HostMetrics.OptionDescription + " Metric names: docs/server.md."),
     ];
 
     /// <summary>Parses <paramref name="args"/> and runs the server or prints help; returns the exit code.</summary>
@@ -214,6 +215,7 @@ internal static class ServeCommand
         try
         {
             builder.Logging.AddHostLogging(logOptions);
+            builder.Services.AddHostMetrics(configuration[SettingKeys.MetricsListen], $"--metrics-listen [{SettingKeys.MetricsListen}]", Hyder.Server.ServerMetrics.MeterName);
         }
         catch (HostLoggingException e)
         {
@@ -235,7 +237,7 @@ internal static class ServeCommand
             await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
             return BadConfiguration;
         }
-        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or Hyder.Log.SharedLogException or TimeoutException)
+        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or System.Net.HttpListenerException or Hyder.Log.SharedLogException or TimeoutException)
         {
             // A port in use, an unreachable log: the message says it; a stack trace would not help.
             await Console.Error.WriteLineAsync($"hyder-server: could not start: {e.Message}").ConfigureAwait(false);

@@ -96,6 +96,26 @@ public sealed class ServiceHostingTests
     }
 
     [Theory]
+    [InlineData("127.0.0.1:9464", "127.0.0.1", 9464)]
+    [InlineData("[::1]:80", "[::1]", 80)]
+    [InlineData("metrics.internal:65535", "metrics.internal", 65535)]
+    public void AMetricsAddressIsHostAndPort(string value, string host, int port) =>
+        Assert.Equal((host, port), HostMetrics.ParseListen(value, "--metrics-listen"));
+
+    [Theory]
+    [InlineData("9464")]
+    [InlineData(":9464")]
+    [InlineData("127.0.0.1:0")]
+    [InlineData("127.0.0.1:70000")]
+    [InlineData("http://127.0.0.1")]
+    [InlineData("http://127.0.0.1:9464/metrics")]
+    public void AMetricsAddressThatIsNotHostAndPortIsRefusedNamingTheOption(string value)
+    {
+        var e = Assert.Throws<HostLoggingException>(() => HostMetrics.ParseListen(value, "--metrics-listen"));
+        Assert.StartsWith($"--metrics-listen '{value}' is not HOST:PORT", e.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
     [InlineData(null, false, ConsoleLogFormat.Simple)]
     [InlineData(null, true, ConsoleLogFormat.Systemd)]
     [InlineData("simple", true, ConsoleLogFormat.Simple)]
