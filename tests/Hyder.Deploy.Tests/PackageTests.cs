@@ -52,7 +52,7 @@ public sealed partial class PackageTests(ITestOutputHelper output)
         {
             foreach (var package in s_packages)
             {
-                var (code, text) = await RunAsync(DeployFiles.Dotnet(), root.Path,
+                var (code, text) = await RunAsync(root.Path,
                     "pack", Path.Combine(repository, "src", package, package + ".csproj"), "-c", "Release", "-o", feed,
                     "--artifacts-path", Path.Combine(root.Path, "artifacts"), $"-p:VersionSuffix={suffix}",
                     "-p:RunAnalyzers=false", "--disable-build-servers", "-nodeReuse:false", "-nologo");
@@ -99,7 +99,7 @@ public sealed partial class PackageTests(ITestOutputHelper output)
                 </configuration>
                 """);
             await File.WriteAllTextAsync(Path.Combine(app, "Program.cs"), App);
-            var build = await RunAsync(DeployFiles.Dotnet(), app, "build", "-c", "Release", "--disable-build-servers", "-nodeReuse:false", "-nologo");
+            var build = await RunAsync(app, "build", "-c", "Release", "--disable-build-servers", "-nodeReuse:false", "-nologo");
             Assert.True(build.ExitCode == 0, $"dotnet build of the fresh app: exit {build.ExitCode}\n{build.Output}");
 
             var server = Process.Start(new ProcessStartInfo(DeployFiles.Dotnet())
@@ -123,7 +123,7 @@ public sealed partial class PackageTests(ITestOutputHelper output)
                 }
                 while (!ready.Success);
 
-                var run = await RunAsync(DeployFiles.Dotnet(), app, Path.Combine(app, "bin", "Release", "net10.0", "App.dll"), ready.Groups[1].Value);
+                var run = await RunAsync(app, Path.Combine(app, "bin", "Release", "net10.0", "App.dll"), ready.Groups[1].Value);
                 output.WriteLine(run.Output);
                 Assert.True(run.ExitCode == 0, run.Output);
                 Assert.Contains("a=80 b=20", run.Output, StringComparison.Ordinal);
@@ -160,21 +160,9 @@ public sealed partial class PackageTests(ITestOutputHelper output)
     private static string Element(XElement metadata, string name) =>
         metadata.Elements().SingleOrDefault(e => e.Name.LocalName == name)?.Value ?? throw new Xunit.Sdk.XunitException($"the nuspec has no <{name}>");
 
-    private static async Task<(int ExitCode, string Output)> RunAsync(string program, string directory, params string[] args)
-    {
-        var info = new ProcessStartInfo(program) { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = directory };
-        info.Environment["DOTNET_EnableDiagnostics"] = "0";
-        foreach (var arg in args)
-        {
-            info.ArgumentList.Add(arg);
-        }
-
-        using var process = Process.Start(info)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync().WaitAsync(TimeSpan.FromMinutes(10));
-        return (process.ExitCode, await stdout + await stderr);
-    }
+    /// <summary>Runs dotnet in <paramref name="directory"/>, for up to 10 minutes (a pack or a first restore under load).</summary>
+    private static Task<(int ExitCode, string Output)> RunAsync(string directory, params string[] args) =>
+        DeployFiles.RunAsync(DeployFiles.Dotnet(), args, directory, TimeSpan.FromMinutes(10));
 
     [GeneratedRegex(@"^hyder-server \S+ ready on (\S+)$")]
     private static partial Regex ReadyLine();
