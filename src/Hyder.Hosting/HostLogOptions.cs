@@ -23,7 +23,7 @@ public sealed record HostLogOptions
     /// <summary>The values <c>--log-target</c> takes.</summary>
     public const string TargetValues = "console, file or eventlog";
 
-    /// <summary>Run under the Windows Service Control Manager (the install script passes <c>--service</c>).</summary>
+    /// <summary>Runs as a Windows service (the install script passes <c>--service</c>): the log defaults to the event log.</summary>
     public bool Service { get; init; }
 
     /// <summary>Where the log goes.</summary>

@@ -1,9 +1,8 @@
-using System.Runtime.Versioning;
-using Hyder.Hosting.Windows;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Hosting.Systemd;
 using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.EventLog;
 
 namespace Hyder.Hosting;
 
@@ -21,8 +20,8 @@ public enum ConsoleLogFormat
 }
 
 /// <summary>
-/// Registration of what running as a service needs: <see cref="SystemdNotifyService"/> on Linux,
-/// <see cref="WindowsServiceLifetime"/> on Windows, and the log's target and format.
+/// Registration of what running as a service needs: the official systemd and Windows service
+/// lifetimes, <see cref="SystemdWatchdog"/>, and the log's target and format.
 /// </summary>
 public static class ServiceHosting
 {
@@ -76,13 +75,29 @@ public static class ServiceHosting
     }
 
     /// <summary>
-    /// Registers the notify service and the <see cref="ServiceStatus"/> it reports. Call before
-    /// adding the host's own hosted services so it starts first and stops last.
+    /// The service lifetimes, each active only where it applies. Under systemd (the parent process)
+    /// <c>AddSystemd</c> sends READY=1 once every hosted service has started and STOPPING=1 when a
+    /// stop begins, and stops on SIGTERM; the same lifetime also runs when <c>NOTIFY_SOCKET</c> is
+    /// set by another supervisor (a container's init, the deploy tests), which <c>AddSystemd</c>
+    /// would ignore. Under the Windows Service Control Manager <c>AddWindowsService</c> reports
+    /// start, running and stop to it as the service <paramref name="serviceName"/>, and adds the
+    /// event log. Also the <see cref="ServiceStatus"/> and <see cref="SystemdWatchdog"/>. Call
+    /// before adding the host's own hosted services so the watchdog starts first and stops last,
+    /// and before the logging so an explicit <c>--log-format</c> wins over systemd's default.
     /// </summary>
-    public static IServiceCollection AddSystemdNotify(this IServiceCollection services)
+    public static IServiceCollection AddServiceHosting(this IServiceCollection services, string serviceName, Func<string, string?> environment)
     {
+        ArgumentNullException.ThrowIfNull(environment);
+        services.AddSystemd();
+        if (!SystemdHelpers.IsSystemdService() && !string.IsNullOrEmpty(environment("NOTIFY_SOCKET")))
+        {
+            services.AddSingleton<IHostLifetime, SystemdLifetime>();
+        }
+
+        services.TryAddSingleton<ISystemdNotifier, SystemdNotifier>();
         services.AddSingleton<ServiceStatus>();
-        services.AddHostedService<SystemdNotifyService>();
+        services.AddHostedService<SystemdWatchdog>();
+        services.AddWindowsService(o => o.ServiceName = serviceName);
         return services;
     }
 
@@ -108,30 +123,18 @@ public static class ServiceHosting
                     throw new HostLoggingException("--log-target eventlog: the Windows event log exists only on Windows; use console or file.");
                 }
 
-                return logging.AddEventLog(new EventLogSettings { SourceName = options.EventSource, LogName = "Application" });
+                return AddApplicationEventLog(logging, options.EventSource);
             default:
                 return logging.AddHostConsole(options.Format);
         }
     }
 
-    /// <summary>
-    /// The Windows service for a host started with <c>--service</c>, named <paramref name="name"/>,
-    /// on the real SCM. The program keeps it across the host's life and calls
-    /// <see cref="WindowsService.Complete"/> with its exit code at the end.
-    /// </summary>
-    [SupportedOSPlatform("windows")]
-    public static WindowsService CreateWindowsService(string name) =>
-        new(name, new Advapi32ServiceControlManager(), WindowsService.DefaultWaitHint, WindowsService.DefaultTickInterval, WindowsService.DefaultStartLimit, WindowsService.DefaultStopLimit);
-
-    /// <summary>
-    /// Replaces the console lifetime with <paramref name="service"/>'s: the host connects to the
-    /// SCM before it starts its services and stops on the SCM's stop, shutdown and preshutdown.
-    /// </summary>
-    public static IServiceCollection AddWindowsServiceLifetime(this IServiceCollection services, WindowsService service)
-    {
-        ArgumentNullException.ThrowIfNull(service);
-        services.AddSingleton(service);
-        services.AddSingleton<IHostLifetime, WindowsServiceLifetime>();
-        return services;
-    }
+    /// <summary>The Application event log under <paramref name="source"/> (the options, not an instance, so the provider <c>AddWindowsService</c> adds is the same one).</summary>
+    [System.Runtime.Versioning.SupportedOSPlatform("windows")]
+    private static ILoggingBuilder AddApplicationEventLog(ILoggingBuilder logging, string source) =>
+        logging.AddEventLog(settings =>
+        {
+            settings.SourceName = source;
+            settings.LogName = "Application";
+        });
 }

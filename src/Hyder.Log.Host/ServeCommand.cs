@@ -1,7 +1,6 @@
 using System.CommandLine;
 using System.Net;
 using Hyder.Hosting;
-using Hyder.Hosting.Windows;
 using Hyder.Log.Storage;
 using Hyder.Log.Transport;
 using Microsoft.Extensions.DependencyInjection;
@@ -64,9 +63,15 @@ internal static class ServeCommand
         Description = "The event source of --log-target eventlog and the service's name with --service (default hyder-log).",
     };
 
+    private static readonly Option<string?> s_metricsListen = new("--metrics-listen")
+    {
+        Description = HostMetrics.OptionDescription + " Metric names: docs/server.md.",
+        HelpName = "host:port",
+    };
+
     private static readonly Option<bool> s_service = new("--service")
     {
-        Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
+        Description = "Runs as a Windows service (deploy/windows/install.ps1 passes it; Windows only): the log goes to the event log unless --log-target says otherwise. The service lifetime itself comes on whenever the Service Control Manager starts the process.",
     };
 
     /// <summary>The projection store option, shared with the admin commands.</summary>
@@ -91,6 +96,7 @@ internal static class ServeCommand
         root.Options.Add(s_logFile);
         root.Options.Add(s_eventSource);
         root.Options.Add(s_service);
+        root.Options.Add(s_metricsListen);
         ClusterTlsOptions.AddTo(root);
         root.SetAction(RunAsync);
     }
@@ -108,20 +114,20 @@ internal static class ServeCommand
             return 2;
         }
 
-        // Created before the host so that the stopped report, the last, carries the exit code.
-        using var service = options.Logging.Service && OperatingSystem.IsWindows() ? ServiceHosting.CreateWindowsService(options.Logging.EventSource) : null;
-        var exitCode = await RunHostAsync(options, service, cancellationToken).ConfigureAwait(false);
-        service?.Complete(exitCode);
-        return exitCode;
+        return await RunHostAsync(options, cancellationToken).ConfigureAwait(false);
     }
 
-    private static async Task<int> RunHostAsync(HostSettings options, WindowsService? service, CancellationToken cancellationToken)
+    private static async Task<int> RunHostAsync(HostSettings options, CancellationToken cancellationToken)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
+
+        // First, so READY=1 follows the roles' start and the watchdog outlives their stop.
+        builder.Services.AddServiceHosting(options.Logging.EventSource, Environment.GetEnvironmentVariable);
         builder.Logging.ClearProviders();
         try
         {
             builder.Logging.AddHostLogging(options.Logging);
+            builder.Services.AddHostMetrics(options.MetricsListen, "--metrics-listen", LogServer.MeterName);
         }
         catch (HostLoggingException e)
         {
@@ -130,14 +136,6 @@ internal static class ServeCommand
         }
 
         builder.Services.AddSingleton(options);
-
-        // First, so READY=1 follows the roles' start and the watchdog outlives their stop.
-        builder.Services.AddSystemdNotify();
-        if (service is not null)
-        {
-            builder.Services.AddWindowsServiceLifetime(service);
-        }
-
         builder.Services.AddHostedService<LogHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
         using var host = builder.Build();
@@ -145,10 +143,10 @@ internal static class ServeCommand
         {
             await host.RunAsync(cancellationToken).ConfigureAwait(false);
         }
-        catch (WindowsServiceException e)
+        catch (System.Net.HttpListenerException e)
         {
-            await Console.Error.WriteLineAsync(e.Message).ConfigureAwait(false);
-            return 2;
+            await Console.Error.WriteLineAsync($"--metrics-listen: {e.Message}").ConfigureAwait(false);
+            return 1;
         }
 
         return 0;
@@ -232,6 +230,7 @@ internal static class ServeCommand
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
             ProjectionStore = parse.GetValue(ProjectionStore),
             Logging = logging,
+            MetricsListen = parse.GetValue(s_metricsListen),
         };
         if ((options.Unit || options.Projection) && options.DataDirectory is null)
         {
@@ -272,6 +271,9 @@ internal sealed class HostSettings
 
     /// <summary>Service and log options: <c>--service</c>, <c>--log-target</c>, <c>--log-format</c>, <c>--log-file</c>, <c>--event-source</c>.</summary>
     public required HostLogOptions Logging { get; init; }
+
+    /// <summary><c>--metrics-listen</c>: where the <c>Hyder.Log</c> meter is served for Prometheus, or null.</summary>
+    public string? MetricsListen { get; init; }
 
     /// <summary>Mutual TLS with the other members, or plaintext when explicitly allowed.</summary>
     public required TransportSecurity Security { get; init; }

@@ -63,6 +63,7 @@ internal static class SettingKeys
     public const string LogFile = "Logging:File";
     public const string EventSource = "Logging:EventSource";
     public const string Spin = "Pipeline:Spin";
+    public const string MetricsListen = "Metrics:Listen";
     public const string ClusterTlsCertificate = "ClusterTls:Certificate";
     public const string ClusterTlsKey = "ClusterTls:Key";
     public const string ClusterTlsCa = "ClusterTls:Ca";
@@ -120,6 +121,7 @@ internal static class SettingKeys
         LogFile => "--log-file",
         EventSource => "--event-source",
         Spin => "--spin",
+        MetricsListen => "--metrics-listen",
         ClusterTlsCertificate => "--cluster-tls-cert",
         ClusterTlsKey => "--cluster-tls-key",
         ClusterTlsCa => "--cluster-ca",

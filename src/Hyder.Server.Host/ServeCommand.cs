@@ -1,6 +1,5 @@
 using System.CommandLine;
 using Hyder.Hosting;
-using Hyder.Hosting.Windows;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -58,7 +57,7 @@ internal static class ServeCommand
 
     private static readonly Option<bool> s_service = new("--service")
     {
-        Description = "Run as a Windows service under the Service Control Manager (deploy/windows/install.ps1 passes it; Windows only). The log then goes to the event log unless --log-target says otherwise.",
+        Description = "Runs as a Windows service (deploy/windows/install.ps1 passes it; Windows only): the log goes to the event log unless --log-target says otherwise. The service lifetime itself comes on whenever the Service Control Manager starts the process.",
     };
 
     private static readonly Option<bool> s_clusterAllowPlaintext = new("--cluster-allow-plaintext")
@@ -120,6 +119,7 @@ internal static class ServeCommand
         Value("--log-target", SettingKeys.LogTarget, "target", $"Where the log goes: {HostLogOptions.TargetValues} (default eventlog with --service, else console; eventlog only on Windows)."),
         Value("--log-file", SettingKeys.LogFile, "file", "The log file of --log-target file: appended, one line per event, rolled over to FILE.1 at 64 MiB."),
         Value("--event-source", SettingKeys.EventSource, "name", "The event source of --log-target eventlog and the service's name with --service (default hyder-server)."),
+        Value("--metrics-listen", SettingKeys.MetricsListen, "host:port", HostMetrics.OptionDescription + " Metric names: docs/server.md."),
     ];
 
     /// <summary>Parses <paramref name="args"/> and runs the server or prints help; returns the exit code.</summary>
@@ -199,16 +199,15 @@ internal static class ServeCommand
             return BadConfiguration;
         }
 
-        // Created before the host so that the stopped report, the last, carries the exit code.
-        using var service = logOptions.Service && OperatingSystem.IsWindows() ? ServiceHosting.CreateWindowsService(logOptions.EventSource) : null;
-        var exitCode = await RunHostAsync(settings, configuration, logOptions, service, cancellationToken).ConfigureAwait(false);
-        service?.Complete(exitCode);
-        return exitCode;
+        return await RunHostAsync(settings, configuration, logOptions, cancellationToken).ConfigureAwait(false);
     }
 
-    private static async Task<int> RunHostAsync(HostSettings settings, IConfiguration configuration, HostLogOptions logOptions, WindowsService? service, CancellationToken cancellationToken)
+    private static async Task<int> RunHostAsync(HostSettings settings, IConfiguration configuration, HostLogOptions logOptions, CancellationToken cancellationToken)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true, Args = [] });
+
+        // First, so READY=1 follows the server's start and the watchdog outlives its stop.
+        builder.Services.AddServiceHosting(logOptions.EventSource, Environment.GetEnvironmentVariable);
         // The host's and Kestrel's own lifecycle chatter stays out; the server logs its own ready line.
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
@@ -216,6 +215,7 @@ internal static class ServeCommand
         try
         {
             builder.Logging.AddHostLogging(logOptions);
+            builder.Services.AddHostMetrics(configuration[SettingKeys.MetricsListen], $"--metrics-listen [{SettingKeys.MetricsListen}]", Hyder.Server.ServerMetrics.MeterName);
         }
         catch (HostLoggingException e)
         {
@@ -224,14 +224,6 @@ internal static class ServeCommand
         }
 
         builder.Services.AddSingleton(settings);
-
-        // First, so READY=1 follows the server's start and the watchdog outlives its stop.
-        builder.Services.AddSystemdNotify();
-        if (service is not null)
-        {
-            builder.Services.AddWindowsServiceLifetime(service);
-        }
-
         builder.Services.AddHostedService<ServerHostService>();
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
         using var host = builder.Build();
@@ -245,12 +237,7 @@ internal static class ServeCommand
             await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
             return BadConfiguration;
         }
-        catch (WindowsServiceException e)
-        {
-            await Console.Error.WriteLineAsync($"hyder-server: {e.Message}").ConfigureAwait(false);
-            return BadConfiguration;
-        }
-        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or Hyder.Log.SharedLogException or TimeoutException)
+        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or System.Net.HttpListenerException or Hyder.Log.SharedLogException or TimeoutException)
         {
             // A port in use, an unreachable log: the message says it; a stack trace would not help.
             await Console.Error.WriteLineAsync($"hyder-server: could not start: {e.Message}").ConfigureAwait(false);

@@ -1,5 +1,6 @@
 using FsCheck;
 using FsCheck.Fluent;
+using FsCheck.Xunit;
 using Hyder.Checker.Tests.Simulation;
 using Xunit;
 using Xunit.Abstractions;
@@ -42,13 +43,13 @@ public sealed class ExecutorPropertyTests(ITestOutputHelper output)
         return r.Valid;
     }
 
-    [Fact]
-    public void SerialExecutionNeverShowsAnAnomalyEvenInRealTime() =>
-        Properties.Check(output, "serial", Configs(ExecutorMode.Serial, 300), c =>
+    [Property(MaxTest = 150)]
+    public Property SerialExecutionNeverShowsAnAnomalyEvenInRealTime() =>
+        Prop.ForAll(Configs(ExecutorMode.Serial, 300).ToArbitrary(), c =>
         {
             var r = HistoryChecker.Check(Executor.Run(c).History, new CheckOptions { Model = ConsistencyModel.StrictSerializable });
             return Report(c, r) && r.Anomalies.Count == 0;
-        }, tests: 150, seed: 0x5E41A1);
+        });
 
     [Fact]
     [Trait("Category", "Stress")]

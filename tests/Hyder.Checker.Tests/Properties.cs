@@ -6,8 +6,9 @@ using Xunit.Abstractions;
 namespace Hyder.Checker.Tests;
 
 /// <summary>
-/// Runs FsCheck properties from plain facts (FsCheck.Xunit is not served): a fixed seed, printed,
-/// so a failure is reproducible; throws on failure.
+/// Runs FsCheck over a generator from a plain fact, with a fixed seed, printed: for the tests that
+/// measure a rate over the cases (how often the checker catches a broken executor) rather than
+/// state a property, which are FsCheck.Xunit's <c>[Property]</c>s.
 /// </summary>
 internal static class Properties
 {

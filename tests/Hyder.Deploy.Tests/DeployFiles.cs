@@ -17,8 +17,8 @@ internal static class DeployFiles
             .Where(l => l.Length > 0 && l[0] is not ('#' or ';' or '[') && l.Contains('=', StringComparison.Ordinal))
             .Select(l => (l[..l.IndexOf('=', StringComparison.Ordinal)].Trim(), l[(l.IndexOf('=', StringComparison.Ordinal) + 1)..].Trim()))];
 
-    /// <summary>Runs a program to completion; returns its exit code and its stdout and stderr together.</summary>
-    public static async Task<(int ExitCode, string Output)> RunAsync(string program, IEnumerable<string> args, string? workingDirectory = null)
+    /// <summary>Runs a program to completion (60 s unless <paramref name="timeout"/> says otherwise); returns its exit code and its stdout and stderr together.</summary>
+    public static async Task<(int ExitCode, string Output)> RunAsync(string program, IEnumerable<string> args, string? workingDirectory = null, TimeSpan? timeout = null)
     {
         var info = new ProcessStartInfo(program)
         {
@@ -32,21 +32,16 @@ internal static class DeployFiles
             info.ArgumentList.Add(arg);
         }
 
-        Process process;
-        try
+        if (program == "systemd-analyze")
         {
-            process = Process.Start(info)!;
-        }
-        catch (System.ComponentModel.Win32Exception e)
-        {
-            throw new InvalidOperationException($"{program} could not be started ({e.Message}); .ci/run installs what the deploy tests need (systemd for systemd-analyze).", e);
+            MissingPackageException.ThrowIfNotFound(program, "systemd");
         }
 
-        using (process)
+        using (var process = Process.Start(info)!)
         {
             var stdout = process.StandardOutput.ReadToEndAsync();
             var stderr = process.StandardError.ReadToEndAsync();
-            await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+            await process.WaitForExitAsync().WaitAsync(timeout ?? TimeSpan.FromSeconds(60));
             return (process.ExitCode, (await stdout) + (await stderr));
         }
     }

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Hyder.Testing;
 
 namespace Hyder.Log.Tests;
 
@@ -19,6 +20,7 @@ internal sealed class EtcdServer : IAsyncDisposable
 
     public static async Task<EtcdServer> StartAsync()
     {
+        MissingPackageException.ThrowIfNotFound("etcd", "etcd-server");
         var directory = new TempDirectory();
         var client = FreePort.Next();
         var peer = FreePort.Next();

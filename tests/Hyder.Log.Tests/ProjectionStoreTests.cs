@@ -42,11 +42,32 @@ public sealed class ProjectionStoreTests
     public async Task EtcdProjectionStoreAcceptsExactlyOneProjectionPerEpoch()
     {
         await using var etcd = await EtcdServer.StartAsync();
-        using var http = new HttpClient();
-        var gateway = new EtcdGateway(http, etcd.Endpoint);
-        Assert.Null(await new EtcdProjectionStore(gateway).GetLatestAsync());
-        await ExactlyOneProjectionWinsEachEpoch(() => new EtcdProjectionStore(gateway));
-        Assert.Null(await new EtcdProjectionStore(gateway, "/another/log").GetLatestAsync());
+
+        // Eight administrators, each with its own client (its own gRPC channel) to etcd.
+        var stores = Enumerable.Range(0, 8).Select(_ => new EtcdProjectionStore(etcd.Endpoint.ToString())).ToArray();
+        try
+        {
+            Assert.Null(await stores[0].GetLatestAsync());
+            var next = 0;
+            await ExactlyOneProjectionWinsEachEpoch(() => stores[Interlocked.Increment(ref next) % stores.Length]);
+            using var another = new EtcdProjectionStore(etcd.Endpoint.ToString(), "/another/log");
+            Assert.Null(await another.GetLatestAsync());
+        }
+        finally
+        {
+            foreach (var store in stores)
+            {
+                store.Dispose();
+            }
+        }
+    }
+
+    [Fact]
+    public async Task AnUnreachableEtcdIsASharedLogExceptionThatNamesEtcd()
+    {
+        using var store = new EtcdProjectionStore($"http://127.0.0.1:{FreePort.Next()}");
+        var e = await Assert.ThrowsAsync<SharedLogException>(() => store.GetLatestAsync());
+        Assert.StartsWith("etcd: Unavailable", e.Message, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -80,9 +101,7 @@ public sealed class EtcdReconfigurationTests
     public async Task ReconfigurationThroughEtcdMovesClientsToTheNextEpoch()
     {
         await using var etcd = await EtcdServer.StartAsync();
-        using var http = new HttpClient();
-        var store = ProjectionStoreSpec.Open($"etcd:{etcd.Endpoint}", http);
-        Assert.IsType<EtcdProjectionStore>(store);
+        using var store = Assert.IsType<EtcdProjectionStore>(ProjectionStoreSpec.Open($"etcd:{etcd.Endpoint}"));
         var connector = new Hyder.Log.Client.InProcessConnector();
         connector.Add("s", new Hyder.Log.Sequencing.Sequencer());
         using var a = Hyder.Log.Units.LogUnit.Open(new Hyder.Log.Units.LogUnitOptions { BlockSize = 64 });

@@ -1,27 +1,26 @@
 using System.Collections.Concurrent;
 using FsCheck;
 using FsCheck.Fluent;
+using FsCheck.Xunit;
 using Hyder.Log.Embedded;
 using Hyder.Log.Sequencing;
 using Hyder.Log.Units;
-using Xunit;
-using Xunit.Abstractions;
 
 namespace Hyder.Log.Tests;
 
 /// <summary>The protocol's safety properties, on random schedules of concurrent clients.</summary>
-public sealed class ProtocolPropertyTests(ITestOutputHelper output)
+public sealed class ProtocolPropertyTests
 {
     private static byte[] Block(int writer, int value) => [(byte)writer, (byte)value, 1, 2, 3];
 
     private static Gen<int[][]> Schedules(int clients, int maxOps, int addresses) =>
         Gen.Choose(0, addresses - 1).ArrayOf().Select(a => a.Take(maxOps).ToArray()).ArrayOf(clients);
 
-    [Fact]
-    public void NoAddressEverHoldsTwoDifferentBlocks()
+    [Property(MaxTest = 60)]
+    public Property NoAddressEverHoldsTwoDifferentBlocks()
     {
         // Each client writes or fills addresses in its own random order, all at once.
-        Properties.Check(output, nameof(NoAddressEverHoldsTwoDifferentBlocks), Schedules(4, 30, 12), schedule =>
+        return Prop.ForAll(Schedules(4, 30, 12).ToArbitrary(), schedule =>
         {
             using var unit = LogUnit.Open(new LogUnitOptions { BlockSize = 64 });
             var accepted = new ConcurrentDictionary<long, byte[]>();
@@ -54,14 +53,14 @@ public sealed class ProtocolPropertyTests(ITestOutputHelper output)
             }
 
             return conflicts == 0;
-        }, tests: 60);
+        });
     }
 
-    [Fact]
-    public void NoWriteOfAnOlderEpochIsAcceptedAfterTheSealAnswered()
+    [Property(MaxTest = 60)]
+    public Property NoWriteOfAnOlderEpochIsAcceptedAfterTheSealAnswered()
     {
         var gen = Gen.Choose(0, 200).Zip(Gen.Choose(1, 4));
-        Properties.Check(output, nameof(NoWriteOfAnOlderEpochIsAcceptedAfterTheSealAnswered), gen, input =>
+        return Prop.ForAll(gen.ToArbitrary(), input =>
         {
             var (sealAfter, writers) = input;
             using var unit = LogUnit.Open(new LogUnitOptions { BlockSize = 64 });
@@ -93,14 +92,14 @@ public sealed class ProtocolPropertyTests(ITestOutputHelper output)
             Task.WaitAll(tasks);
             return acceptedAfterSeal == 0 && acceptedAddresses.All(a => a <= sealedAnswer)
                 && unit.HighestAsync(2).AsTask().GetAwaiter().GetResult().Value == sealedAnswer;
-        }, tests: 60);
+        });
     }
 
-    [Fact]
-    public void HoleFillRacingASlowWriterLeavesEveryReaderTheSameValue()
+    [Property(MaxTest = 25)]
+    public Property HoleFillRacingASlowWriterLeavesEveryReaderTheSameValue()
     {
         var gen = Gen.Choose(0, 12).Zip(Gen.Choose(0, 12)).ArrayOf().Select(a => a.Take(6).ToArray());
-        Properties.Check(output, nameof(HoleFillRacingASlowWriterLeavesEveryReaderTheSameValue), gen, delays =>
+        return Prop.ForAll(gen.ToArbitrary(), delays =>
         {
             var log = EmbeddedLog.OpenAsync(new EmbeddedLogOptions { Replicas = 3, BlockSize = 64 }).GetAwaiter().GetResult();
             try
@@ -165,14 +164,14 @@ public sealed class ProtocolPropertyTests(ITestOutputHelper output)
             {
                 log.DisposeAsync().AsTask().GetAwaiter().GetResult();
             }
-        }, tests: 25);
+        });
     }
 
-    [Fact]
-    public void RestartedSequencerNeverHandsOutAnAddressTwice()
+    [Property(MaxTest = 30)]
+    public Property RestartedSequencerNeverHandsOutAnAddressTwice()
     {
         var gen = Gen.Choose(1, 20).ArrayOf().Select(a => a.Take(5).ToArray());
-        Properties.Check(output, nameof(RestartedSequencerNeverHandsOutAnAddressTwice), gen, rounds =>
+        return Prop.ForAll(gen.ToArbitrary(), rounds =>
         {
             var log = EmbeddedLog.OpenAsync(new EmbeddedLogOptions { Chains = 2, Replicas = 2, BlockSize = 64 }).GetAwaiter().GetResult();
             try
@@ -195,14 +194,14 @@ public sealed class ProtocolPropertyTests(ITestOutputHelper output)
             {
                 log.DisposeAsync().AsTask().GetAwaiter().GetResult();
             }
-        }, tests: 30);
+        });
     }
 
-    [Fact]
-    public void TrimmedAddressesNeverReadAsData()
+    [Property(MaxTest = 40)]
+    public Property TrimmedAddressesNeverReadAsData()
     {
         var gen = Gen.Choose(0, 39).ArrayOf().Select(a => a.Take(10).ToArray()).Zip(Gen.Choose(0, 40));
-        Properties.Check(output, nameof(TrimmedAddressesNeverReadAsData), gen, input =>
+        return Prop.ForAll(gen.ToArbitrary(), input =>
         {
             var (points, prefix) = input;
             var log = EmbeddedLog.OpenAsync(new EmbeddedLogOptions { Chains = 2, Replicas = 2, BlockSize = 64 }).GetAwaiter().GetResult();
@@ -246,6 +245,6 @@ public sealed class ProtocolPropertyTests(ITestOutputHelper output)
             {
                 log.DisposeAsync().AsTask().GetAwaiter().GetResult();
             }
-        }, tests: 40);
+        });
     }
 }

@@ -1,4 +1,6 @@
+using FsCheck;
 using FsCheck.Fluent;
+using FsCheck.Xunit;
 using Hyder.Log.Storage;
 using Hyder.Log.Units;
 using Xunit;
@@ -101,13 +103,13 @@ public sealed class StorageTests(ITestOutputHelper output)
         Assert.Equal(Block(9), await ReadAsync(reopened, 9));
     }
 
-    [Fact]
-    public void RandomBitFlipsInSegmentFilesAreAlwaysDetected()
+    [Property(MaxTest = 40)]
+    public Property RandomBitFlipsInSegmentFilesAreAlwaysDetected()
     {
         const int Count = 12;
         var slotSize = SlotHeader.Size + BlockSize;
         var gen = Gen.Choose(0, (Count * slotSize) - 1).SelectMany(_ => Gen.Choose(0, 7), (offset, bit) => (offset, bit));
-        Properties.Check(output, nameof(RandomBitFlipsInSegmentFilesAreAlwaysDetected), gen, flip =>
+        return Prop.ForAll(gen.ToArbitrary(), flip =>
         {
             using var dir = new TempDirectory();
             using (var unit = OpenUnit(dir.Path, slotsPerSegment: 64))
@@ -143,7 +145,7 @@ public sealed class StorageTests(ITestOutputHelper output)
             }
 
             return detected;
-        }, tests: 40);
+        });
     }
 
     [Fact]

@@ -14,8 +14,8 @@ namespace Hyder.Processes.Tests;
 /// on each of the others) joined by veth pairs to a bridge; the test's clients reach the servers
 /// over the bridge. netem delay and loss on the servers' links where the kernel has it, load, a
 /// partition of one server (its link down), the heal, then convergence and the history. Needs
-/// root, iproute2 (ip, tc) and a kernel that creates namespaces; without them it returns at once
-/// and prints why.
+/// root, iproute2 (ip, tc) and a kernel that creates namespaces; without root or namespaces it
+/// returns at once and prints why, and as root without iproute2 it fails saying what to install.
 /// </summary>
 [Collection(RealProcesses.Name)]
 public sealed class NetworkFaultTests(ITestOutputHelper output)
@@ -162,17 +162,9 @@ public sealed class NetworkFaultTests(ITestOutputHelper output)
             return "network namespaces need root";
         }
 
-        foreach (var tool in (string[])["ip", "tc"])
-        {
-            try
-            {
-                await RunAsync(tool, "-V");
-            }
-            catch (System.ComponentModel.Win32Exception)
-            {
-                return $"'{tool}' is missing (Debian package iproute2)";
-            }
-        }
+        // A root that lacks the tools can install them: that fails the test, in one line, rather than passing it.
+        MissingPackageException.ThrowIfNotFound("ip", "iproute2");
+        MissingPackageException.ThrowIfNotFound("tc", "iproute2");
 
         var probe = $"hyder-probe-{Guid.NewGuid().ToString("N")[..8]}";
         var (code, text) = await RunAsync("ip", "netns", "add", probe);

@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using Hyder.Ycsb.Metrics;
 using Hyder.Ycsb.Targets;
 using Hyder.Ycsb.Workloads;
@@ -7,8 +8,8 @@ using Xunit;
 namespace Hyder.Ycsb.Tests;
 
 /// <summary>
-/// Integration tests against a real PostgreSQL: <c>.ci/run</c> installs Debian's postgresql, starts
-/// it and creates the role and database below. They fail, with the connection error, when the
+/// Integration tests against a real PostgreSQL: <c>tools/test.sh</c> installs Debian's postgresql,
+/// starts it and creates the role and database below. Each fails with one line saying so when the
 /// server is not reachable. HYDER_YCSB_PG overrides the connection string.
 /// </summary>
 public sealed class PostgresTests : IAsyncLifetime
@@ -19,6 +20,7 @@ public sealed class PostgresTests : IAsyncLifetime
     private static readonly KeySpace s_space = new(0, "t", ValueKind.Bytes, 0);
     private static readonly KeySpace s_counters = new(1, "c", ValueKind.Counter, 0);
     private readonly string _prefix = $"test_{Guid.NewGuid():N}"[..20] + "_";
+    private bool _reachable;
 
     public async Task InitializeAsync()
     {
@@ -26,15 +28,22 @@ public sealed class PostgresTests : IAsyncLifetime
         {
             await using var connection = new NpgsqlConnection(ConnectionString);
             await connection.OpenAsync();
+            _reachable = true;
         }
         catch (Exception e) when (e is NpgsqlException or System.Net.Sockets.SocketException or TimeoutException)
         {
-            Assert.Fail($"PostgreSQL is not reachable with \"{ConnectionString}\" ({e.Message}). Run .ci/run as root to install and start it, or set HYDER_YCSB_PG.");
+            throw MissingPackageException.For(
+                $"PostgreSQL with role and database hyder_ycsb is not reachable on 127.0.0.1:5432 ({e.Message.TrimEnd('.')}; HYDER_YCSB_PG names another)", "postgresql");
         }
     }
 
     public async Task DisposeAsync()
     {
+        if (!_reachable)
+        {
+            return;
+        }
+
         await using var connection = new NpgsqlConnection(ConnectionString);
         await connection.OpenAsync();
         await using var tables = new NpgsqlCommand($"SELECT tablename FROM pg_tables WHERE tablename LIKE '{_prefix}%'", connection);

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Hyder.Testing;
 using Xunit;
 
 namespace Hyder.Ycsb.Tests;
@@ -7,7 +8,7 @@ namespace Hyder.Ycsb.Tests;
 /// benchmarks/report/render.py on Fixtures/report: run files shaped as <c>run --json</c> writes them,
 /// with the embedded target's <c>settings.pipeline</c> and <c>target</c> object, rows that lack some of
 /// those keys, PostgreSQL rows and a failed run. They run Debian's /usr/bin/python3 (HYDER_PYTHON
-/// overrides; <c>.ci/run</c> installs it) and fail, not skip, without it.
+/// overrides; <c>tools/test.sh</c> installs it) and fail, not skip, without it.
 /// </summary>
 public sealed class ReportRendererTests : IDisposable
 {
@@ -149,7 +150,11 @@ public sealed class ReportRendererTests : IDisposable
     private static (int Code, string Output, string Error) Render(string runs, string[] arguments, string? path)
     {
         var interpreter = Environment.GetEnvironmentVariable("HYDER_PYTHON") is { Length: > 0 } custom ? custom : "/usr/bin/python3";
-        Assert.True(File.Exists(interpreter), $"{interpreter} is missing: the report renderer's tests need python3 (run `bash .ci/run` as root, or `apt-get install -y python3`; HYDER_PYTHON names another interpreter).");
+        if (!File.Exists(interpreter))
+        {
+            throw MissingPackageException.For($"{interpreter} (for the report renderer; HYDER_PYTHON names another) is missing", "python3");
+        }
+
         var info = new ProcessStartInfo(interpreter)
         {
             RedirectStandardOutput = true,

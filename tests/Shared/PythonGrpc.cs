@@ -4,9 +4,9 @@ using System.Text.Json;
 namespace Hyder.Testing;
 
 /// <summary>
-/// Debian's grpcio (python3-grpcio, python3-protobuf, protobuf-compiler; <c>.ci/run</c> installs
-/// them). Finding them missing fails the interop tests with a message that says what to install:
-/// they never pass without running.
+/// Debian's grpcio (python3-grpcio, python3-protobuf, protobuf-compiler; <c>tools/test.sh</c>
+/// installs them). Finding them missing fails each interop test with one line that says what to
+/// install (<see cref="MissingPackageException"/>): they never pass without running.
 /// </summary>
 internal sealed class PythonGrpc : IDisposable
 {
@@ -33,35 +33,27 @@ internal sealed class PythonGrpc : IDisposable
     public static PythonGrpc Prepare(string protoFile)
     {
         var interpreter = Environment.GetEnvironmentVariable("HYDER_PYTHON") is { Length: > 0 } custom ? custom : "/usr/bin/python3";
-        const string install = "The gRPC interop tests need Debian's python3, python3-grpcio, python3-protobuf and protobuf-compiler: run `bash .ci/run` as root, or `apt-get install -y python3-grpcio python3-protobuf protobuf-compiler` (set HYDER_PYTHON to use another interpreter).";
+        const string packages = "python3 python3-grpcio python3-protobuf protobuf-compiler";
         if (!File.Exists(interpreter))
         {
-            throw new InvalidOperationException($"{interpreter} is missing. {install}");
+            throw MissingPackageException.For($"{interpreter} (for the gRPC interop tests; HYDER_PYTHON names another) is missing", packages);
         }
 
         var (code, output) = Run(interpreter, ["-c", "import grpc, google.protobuf; print(grpc.__version__)"]);
         if (code != 0)
         {
-            throw new InvalidOperationException($"{interpreter} cannot import grpc and google.protobuf: {output.Trim()}. {install}");
+            throw MissingPackageException.For($"{interpreter} cannot import grpc and google.protobuf (for the gRPC interop tests)", packages);
         }
 
+        MissingPackageException.ThrowIfNotFound("protoc", "protobuf-compiler");
         var directory = Path.Combine(Path.GetTempPath(), $"hyder-py-{Path.GetFileNameWithoutExtension(protoFile)}-{Environment.ProcessId}-{Guid.NewGuid():N}");
         Directory.CreateDirectory(directory);
         var protoDirectory = Path.Combine(AppContext.BaseDirectory, "Protos");
-        try
-        {
-            (code, output) = Run("protoc", [$"--proto_path={protoDirectory}", $"--python_out={directory}", Path.Combine(protoDirectory, protoFile)]);
-        }
-        catch (System.ComponentModel.Win32Exception e)
-        {
-            Directory.Delete(directory, recursive: true);
-            throw new InvalidOperationException($"protoc is missing ({e.Message}). {install}", e);
-        }
-
+        (code, output) = Run("protoc", [$"--proto_path={protoDirectory}", $"--python_out={directory}", Path.Combine(protoDirectory, protoFile)]);
         if (code != 0)
         {
             Directory.Delete(directory, recursive: true);
-            throw new InvalidOperationException($"protoc failed: {output.Trim()}. {install}");
+            throw new InvalidOperationException($"protoc failed: {output.Trim()}");
         }
 
         return new PythonGrpc(interpreter, directory);

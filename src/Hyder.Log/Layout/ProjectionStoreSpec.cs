@@ -13,7 +13,7 @@ public static class ProjectionStoreSpec
     /// Opens the store named by <paramref name="spec"/>; dispose the result if it is disposable.
     /// A <c>tcp:</c> store is reached with <paramref name="security"/> (null: plaintext).
     /// </summary>
-    public static IProjectionStore Open(string spec, HttpClient? http = null, TransportSecurity? security = null)
+    public static IProjectionStore Open(string spec, TransportSecurity? security = null)
     {
         var colon = spec.IndexOf(':', StringComparison.Ordinal);
         if (colon <= 0)
@@ -26,7 +26,7 @@ public static class ProjectionStoreSpec
         return kind switch
         {
             "file" => new FileProjectionStore(rest),
-            "etcd" => new EtcdProjectionStore(new EtcdGateway(http ?? new HttpClient(), new Uri(rest.EndsWith('/') ? rest : rest + "/"))),
+            "etcd" => new EtcdProjectionStore(rest),
             "tcp" => new RemoteProjectionStore(rest, security),
             _ => throw new ArgumentException($"Unknown projection store kind '{kind}' (file, etcd or tcp).", nameof(spec)),
         };

@@ -48,6 +48,7 @@ public sealed partial class LogServer : IAsyncDisposable
         _listener.Bind(endPoint);
         _listener.Listen(512);
         LocalEndPoint = (IPEndPoint)_listener.LocalEndPoint!;
+        CreateMeter();
     }
 
     /// <summary>The largest payload of a control frame (a projection's JSON).</summary>
@@ -148,6 +149,7 @@ public sealed partial class LogServer : IAsyncDisposable
     /// <summary>Stops accepting, closes every connection and waits for them.</summary>
     public async ValueTask DisposeAsync()
     {
+        _meter?.Dispose();
         await _stopping.CancelAsync().ConfigureAwait(false);
         _listener.Dispose();
         if (_acceptLoop is not null)

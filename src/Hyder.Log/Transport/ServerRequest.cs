@@ -40,6 +40,7 @@ internal sealed partial class ServerRequest
         _connection = connection;
         _header = header;
         var server = connection.Server;
+        server.CountRequest(header.Op);
         try
         {
             switch (header.Op)

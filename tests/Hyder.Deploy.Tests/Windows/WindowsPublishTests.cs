@@ -9,7 +9,10 @@ namespace Hyder.Deploy.Tests.Windows;
 /// CI's Windows build: both hosts published for win-x64 (framework-dependent, the Windows app host
 /// pack restores from the mirror) into a temporary directory, once for the class. The app hosts
 /// install.ps1 names must be there and be PE files, and the event log's message file that install.ps1 registers.
+/// Two full publishes take minutes and change only with the projects' references, so this runs
+/// in the long run (<c>Category=Stress</c>), not the default one.
 /// </summary>
+[Trait("Category", "Stress")]
 public sealed class WindowsPublishTests(WindowsPublishTests.Published published, ITestOutputHelper output) : IClassFixture<WindowsPublishTests.Published>
 {
     [Fact]

@@ -11,14 +11,8 @@ internal sealed class MeasurementRecorder
 {
     private readonly Lock _lock = new();
     private readonly Lock _collect = new();
-    private Measurements _active;
-    private Measurements _spare;
-
-    public MeasurementRecorder(long highestTrackableValue = LatencyHistogram.DefaultHighestTrackableValue)
-    {
-        _active = new Measurements(highestTrackableValue);
-        _spare = new Measurements(highestTrackableValue);
-    }
+    private Measurements _active = new();
+    private Measurements _spare = new();
 
     public void Record(Series series, long microseconds)
     {

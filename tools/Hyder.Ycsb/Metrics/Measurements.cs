@@ -1,21 +1,37 @@
+using HdrHistogram;
+
 namespace Hyder.Ycsb.Metrics;
 
 /// <summary>
-/// Everything measured over some span of a run: one histogram per <see cref="Series"/> and the
-/// transaction counters. Not thread-safe; <see cref="MeasurementRecorder"/> guards the instances
-/// workers write and <see cref="Add"/> merges them.
+/// Everything measured over some span of a run: one HdrHistogram of microseconds per
+/// <see cref="Series"/> and the transaction counters. Not thread-safe; <see cref="MeasurementRecorder"/>
+/// guards the instances workers write and <see cref="Add"/> merges them.
 /// </summary>
+/// <remarks>
+/// The histograms keep 3 significant digits (every reported latency is within 0.1 % of a recorded
+/// one) in fixed memory, without allocation per sample, as YCSB's own HdrHistogram measurement
+/// does; like YCSB, the report's mean, minimum and maximum come from the histogram too. Samples
+/// above one hour, or negative, are recorded as one hour or 0 and counted (<see cref="ClampedOf"/>):
+/// HdrHistogram refuses values outside its range.
+/// </remarks>
 internal sealed class Measurements
 {
-    private readonly LatencyHistogram[] _histograms;
+    /// <summary>One hour in microseconds: the highest latency recorded as itself.</summary>
+    public const long HighestTrackableLatency = 3_600_000_000;
+
+    /// <summary>Significant decimal digits the histograms keep.</summary>
+    public const int SignificantDigits = 3;
+
+    private readonly LongHistogram[] _histograms;
+    private readonly long[] _clamped = new long[SeriesNames.Count];
     private readonly long[] _aborts = new long[AbortCauses.Count];
 
-    public Measurements(long highestTrackableValue = LatencyHistogram.DefaultHighestTrackableValue)
+    public Measurements()
     {
-        _histograms = new LatencyHistogram[SeriesNames.Count];
+        _histograms = new LongHistogram[SeriesNames.Count];
         for (var i = 0; i < _histograms.Length; i++)
         {
-            _histograms[i] = new LatencyHistogram(highestTrackableValue);
+            _histograms[i] = new LongHistogram(HighestTrackableLatency, SignificantDigits);
         }
     }
 
@@ -40,11 +56,24 @@ internal sealed class Measurements
     /// <summary>Every aborted attempt, whatever its cause.</summary>
     public long Aborted => _aborts.Sum();
 
-    public LatencyHistogram this[Series series] => _histograms[(int)series];
+    /// <summary>The latencies of <paramref name="series"/>, in microseconds.</summary>
+    public HistogramBase this[Series series] => _histograms[(int)series];
+
+    /// <summary>Samples of <paramref name="series"/> that were out of range and recorded as 0 or one hour.</summary>
+    public long ClampedOf(Series series) => _clamped[(int)series];
 
     public long AbortsOf(AbortCause cause) => _aborts[(int)cause];
 
-    public void Record(Series series, long microseconds) => _histograms[(int)series].Record(microseconds);
+    public void Record(Series series, long microseconds)
+    {
+        if ((ulong)microseconds > HighestTrackableLatency)
+        {
+            microseconds = microseconds < 0 ? 0 : HighestTrackableLatency;
+            _clamped[(int)series]++;
+        }
+
+        _histograms[(int)series].RecordValue(microseconds);
+    }
 
     public void CountCommit() => Committed++;
 
@@ -65,6 +94,7 @@ internal sealed class Measurements
         for (var i = 0; i < _histograms.Length; i++)
         {
             _histograms[i].Add(other._histograms[i]);
+            _clamped[i] += other._clamped[i];
         }
 
         for (var i = 0; i < _aborts.Length; i++)
@@ -87,6 +117,7 @@ internal sealed class Measurements
             histogram.Reset();
         }
 
+        Array.Clear(_clamped);
         Array.Clear(_aborts);
         Committed = 0;
         GaveUp = 0;

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using HdrHistogram;
 using Hyder.Ycsb.Driver;
 
 namespace Hyder.Ycsb.Metrics;
@@ -69,12 +70,12 @@ internal sealed class Report
 
             var name = SeriesNames.ReportName(series);
             rows.Add((name, "Operations", Integer(h.TotalCount)));
-            rows.Add((name, "AverageLatency(us)", Real(h.Mean)));
-            rows.Add((name, "MinLatency(us)", Integer(h.Min)));
-            rows.Add((name, "MaxLatency(us)", Integer(h.Max)));
+            rows.Add((name, "AverageLatency(us)", Real(h.GetMean())));
+            rows.Add((name, "MinLatency(us)", Integer(h.GetValueAtPercentile(0))));
+            rows.Add((name, "MaxLatency(us)", Integer(h.GetMaxValue())));
             foreach (var (percentile, label) in s_percentiles)
             {
-                rows.Add((name, label, Integer(h.ValueAtPercentile(percentile))));
+                rows.Add((name, label, Integer(h.GetValueAtPercentile(percentile))));
             }
 
             if (series == Series.Read && m.NotFound > 0)
@@ -87,9 +88,9 @@ internal sealed class Report
                 rows.Add((name, "Return=OK", Integer(h.TotalCount)));
             }
 
-            if (h.ClampedCount > 0)
+            if (m.ClampedOf(series) > 0)
             {
-                rows.Add((name, "Clamped", Integer(h.ClampedCount)));
+                rows.Add((name, "Clamped", Integer(m.ClampedOf(series))));
             }
         }
 
@@ -134,7 +135,7 @@ internal sealed class Report
         writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"# Summary: {m.Committed / seconds:N0} committed transactions/s over {seconds:0.0} s: {m.Committed:N0} committed, {m.Aborted:N0} attempts aborted ({(attempts == 0 ? 0 : 100.0 * m.Aborted / attempts):0.00} %{(causes.Length > 0 ? ": " + causes : "")}), {m.GaveUp:N0} given up"));
         writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"#   transaction latency (retries included): p50 {tx.ValueAtPercentile(50) / 1000.0:0.00} ms, p95 {tx.ValueAtPercentile(95) / 1000.0:0.00} ms, p99 {tx.ValueAtPercentile(99) / 1000.0:0.00} ms, p99.9 {tx.ValueAtPercentile(99.9) / 1000.0:0.00} ms"));
+            $"#   transaction latency (retries included): p50 {tx.GetValueAtPercentile(50) / 1000.0:0.00} ms, p95 {tx.GetValueAtPercentile(95) / 1000.0:0.00} ms, p99 {tx.GetValueAtPercentile(99) / 1000.0:0.00} ms, p99.9 {tx.GetValueAtPercentile(99.9) / 1000.0:0.00} ms"));
         if (m.BoundRejected > 0)
         {
             writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
@@ -220,15 +221,15 @@ internal sealed class Report
 
             json.WriteStartObject(SeriesNames.ReportName(series));
             json.WriteNumber("Operations", h.TotalCount);
-            json.WriteNumber("AverageLatency(us)", Math.Round(h.Mean, 2));
-            json.WriteNumber("MinLatency(us)", h.Min);
-            json.WriteNumber("MaxLatency(us)", h.Max);
+            json.WriteNumber("AverageLatency(us)", Math.Round(h.GetMean(), 2));
+            json.WriteNumber("MinLatency(us)", h.GetValueAtPercentile(0));
+            json.WriteNumber("MaxLatency(us)", h.GetMaxValue());
             foreach (var (percentile, label) in s_percentiles)
             {
-                json.WriteNumber(label, h.ValueAtPercentile(percentile));
+                json.WriteNumber(label, h.GetValueAtPercentile(percentile));
             }
 
-            json.WriteNumber("Clamped", h.ClampedCount);
+            json.WriteNumber("Clamped", m.ClampedOf(series));
             json.WriteEndObject();
         }
 
