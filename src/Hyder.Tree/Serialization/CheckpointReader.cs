@@ -99,10 +99,12 @@ public static class CheckpointReader
 
     private static Node? Link(PartFeed feed, int count, long[] table, NodePoolLease lease)
     {
-        var nodes = new Node[count];
-        var minOf = new int[count];
-        var maxOf = new int[count];
-        var stack = new int[count];
+        // Sized as records arrive, not by the final block's count: a count the bytes cannot back
+        // must not allocate (the stream ends first and the load fails).
+        var nodes = new List<Node>();
+        var minOf = new List<int>();
+        var maxOf = new List<int>();
+        var stack = new List<int>();
         var depth = 0;
         var versions = new HashSet<NodeVersion>();
         for (var i = 0; i < count; i++)
@@ -144,8 +146,9 @@ public static class CheckpointReader
             n.Flags = (NodeFlags)flags;
             NodeCodec.ReadMetadata(ref r, shape, table, n);
             r.ExpectEnd();
-            nodes[i] = n;
-            minOf[i] = maxOf[i] = i;
+            nodes.Add(n);
+            minOf.Add(i);
+            maxOf.Add(i);
             if ((shape & CheckpointCodec.RightBit) != 0)
             {
                 var c = Pop(ref r, stack, ref depth, "right");
@@ -176,7 +179,16 @@ public static class CheckpointReader
                 r.Fail($"height {n.Height} over children of heights {hl} and {hr}");
             }
 
-            stack[depth++] = i;
+            if (depth == stack.Count)
+            {
+                stack.Add(i);
+            }
+            else
+            {
+                stack[depth] = i;
+            }
+
+            depth++;
         }
 
         if (depth > 1)
@@ -187,7 +199,7 @@ public static class CheckpointReader
         return count == 0 ? null : nodes[count - 1];
     }
 
-    private static int Pop(ref ByteReader r, int[] stack, ref int depth, string side)
+    private static int Pop(ref ByteReader r, List<int> stack, ref int depth, string side)
     {
         if (depth == 0)
         {
