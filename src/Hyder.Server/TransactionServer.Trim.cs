@@ -27,9 +27,9 @@ public sealed partial class TransactionServer
     public long TrimmedBelow => Interlocked.Read(ref _trimmedBelow);
 
     /// <summary>
-    /// The trim rule, from the log alone: the mark may go up to the position the
-    /// <paramref name="keepCheckpoints"/>-th latest self-contained checkpoint needs from (where a
-    /// server starting from it resumes reading), less <see cref="ServerOptions.TrimMargin"/>.
+    /// The trim rule, from the log alone: the mark may go up to the lowest position the
+    /// <paramref name="keepCheckpoints"/> latest self-contained checkpoints (by final block) need
+    /// from (where a server starting from one resumes reading), less <see cref="ServerOptions.TrimMargin"/>.
     /// Null while this server has read fewer such checkpoints.
     /// </summary>
     public long? TrimMark(int keepCheckpoints)
@@ -37,7 +37,20 @@ public sealed partial class TransactionServer
         ArgumentOutOfRangeException.ThrowIfLessThan(keepCheckpoints, 1);
         lock (_trimLock)
         {
-            return _checkpointsSeen.Count < keepCheckpoints ? null : Math.Max(0, _checkpointsSeen[^keepCheckpoints].NeedsFrom - _options.TrimMargin);
+            if (_checkpointsSeen.Count < keepCheckpoints)
+            {
+                return null;
+            }
+
+            // The lowest of the k latest: two servers' checkpoints may finish in either order, so
+            // a later final block can need an earlier position.
+            var lowest = long.MaxValue;
+            for (var i = _checkpointsSeen.Count - keepCheckpoints; i < _checkpointsSeen.Count; i++)
+            {
+                lowest = Math.Min(lowest, _checkpointsSeen[i].NeedsFrom);
+            }
+
+            return Math.Max(0, lowest - _options.TrimMargin);
         }
     }
 
@@ -122,21 +135,31 @@ public sealed partial class TransactionServer
         var keep = _options.TrimKeepCheckpoints;
         if (keep > 0 && !_cooperative && Interlocked.Exchange(ref _policyTrimRunning, 1) == 0)
         {
-            _ = Task.Run(async () =>
+            _ = Task.Run(() => PolicyTrimAsync(keep));
+        }
+    }
+
+    /// <summary>Trims by policy until the mark is reached, also for checkpoints read while a trim ran (one runs at a time).</summary>
+    private async Task PolicyTrimAsync(int keep)
+    {
+        while (true)
+        {
+            try
             {
-                try
-                {
-                    await TrimAsync(keep, _stop.Token).ConfigureAwait(false);
-                }
-                catch (Exception e) when (e is SharedLogException or OperationCanceledException or Engine.EngineException)
-                {
-                    TrimLog.TrimFailed(_logger, _options.ServerId, e.Message);
-                }
-                finally
-                {
-                    Volatile.Write(ref _policyTrimRunning, 0);
-                }
-            });
+                await TrimAsync(keep, _stop.Token).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is SharedLogException or OperationCanceledException or Engine.EngineException)
+            {
+                TrimLog.TrimFailed(_logger, _options.ServerId, e.Message);
+                Volatile.Write(ref _policyTrimRunning, 0);
+                return;
+            }
+
+            Volatile.Write(ref _policyTrimRunning, 0);
+            if (!(TrimMark(keep) > TrimmedBelow) || Interlocked.Exchange(ref _policyTrimRunning, 1) != 0)
+            {
+                return;
+            }
         }
     }
 
