@@ -155,7 +155,7 @@ public sealed class TrimTests
     }
 
     /// <summary>
-    /// A server stops (disposed, its checkpoint write abandoned) after writing part of a
+    /// A server whose checkpoint write hangs melds on; it then stops (disposed, the write abandoned) after writing part of a
     /// checkpoint: the parts without a final block are no checkpoint — the trim rule does not count
     /// them, and a server started later loads the previous complete checkpoint and reaches the hash
     /// of a server that replays the whole log.
@@ -178,6 +178,15 @@ public sealed class TrimTests
         await Workload(cluster, clients: 2, transactions: 20);
         var checkpoint = crashing.CheckpointAsync().AsTask();
         Assert.True(await EventuallyAsync(() => Volatile.Read(ref parts) > 1), "the checkpoint write did not start");
+
+        // While its checkpoint write hangs, the server melds on: its own transactions commit.
+        for (var i = 0; i < 20; i++)
+        {
+            var outcome = await crashing.ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(TestCluster.Key(10_000 + i), [(byte)i])]);
+            Assert.Equal(TransactionStatus.Committed, outcome.Status);
+        }
+
+        Assert.False(checkpoint.IsCompleted);
         await crashing.DisposeAsync();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => checkpoint);
 
