@@ -49,6 +49,8 @@ internal static class SettingKeys
     public const string HotKeys = "Cluster:HotKeys";
     public const string MaxInFlight = "MaxInFlight";
     public const string CheckpointEvery = "CheckpointEvery";
+    public const string TrimKeepCheckpoints = "Trim:KeepCheckpoints";
+    public const string TrimMargin = "Trim:Margin";
     public const string MaxKeyBytes = "Limits:MaxKeyBytes";
     public const string MaxValueBytes = "Limits:MaxValueBytes";
     public const string MaxOperations = "Limits:MaxOperations";
@@ -107,6 +109,8 @@ internal static class SettingKeys
         HotKeys => "--hot-keys",
         MaxInFlight => "--max-in-flight",
         CheckpointEvery => "--checkpoint-every",
+        TrimKeepCheckpoints => "--trim-keep-checkpoints",
+        TrimMargin => "--trim-margin",
         MaxKeyBytes => "--max-key-bytes",
         MaxValueBytes => "--max-value-bytes",
         MaxOperations => "--max-operations",
@@ -252,6 +256,8 @@ internal sealed partial class HostSettings
             Limits = limits,
             MaxInFlight = Int(c, SettingKeys.MaxInFlight, 512, 1, 1 << 20),
             CheckpointEvery = Int(c, SettingKeys.CheckpointEvery, 0, 0, int.MaxValue),
+            TrimKeepCheckpoints = Int(c, SettingKeys.TrimKeepCheckpoints, 0, 0, 1 << 20),
+            TrimMargin = Int(c, SettingKeys.TrimMargin, 0, 0, int.MaxValue),
             Threading = SpinPolicyOf(c) is var spin && spin == SpinPolicy.SpinThenYield
                 ? new PipelineThreading { Spin = spin, PinToCores = false }
                 : new PipelineThreading { Spin = spin },

@@ -103,6 +103,8 @@ internal static class ServeCommand
         Value("--hot-keys", SettingKeys.HotKeys, "hex,...", "Keys labelled hot, split in every phase (hexadecimal, comma-separated). Cluster setting."),
         Value("--max-in-flight", SettingKeys.MaxInFlight, "n", "Admission control: this server's transactions awaiting their outcome, at most (default 512)."),
         Value("--checkpoint-every", SettingKeys.CheckpointEvery, "n", "Write a checkpoint every n ordinals (default 0: only when asked)."),
+        Value("--trim-keep-checkpoints", SettingKeys.TrimKeepCheckpoints, "k", "Trim the shared log below the k-th latest checkpoint each time this server reads a checkpoint in the log (default 0: never; docs/server.md, \"Trimming the log\")."),
+        Value("--trim-margin", SettingKeys.TrimMargin, "n", "Log positions kept below the checkpoint a trim keeps (default 0)."),
         Value("--max-key-bytes", SettingKeys.MaxKeyBytes, "bytes", "Longest key (default 1024)."),
         Value("--max-value-bytes", SettingKeys.MaxValueBytes, "bytes", "Longest value (default 65536)."),
         Value("--max-operations", SettingKeys.MaxOperations, "n", "Most operations in one transaction (default 1024)."),

@@ -75,6 +75,16 @@ public sealed class ServerOptions
     /// <summary>Write a checkpoint every this many ordinals (0: only when asked).</summary>
     public long CheckpointEvery { get; set; }
 
+    /// <summary>
+    /// Trim policy (docs/server.md, "Trimming the log"): after each checkpoint it reads, the server
+    /// trims the log below the one this many checkpoints back (less <see cref="TrimMargin"/>).
+    /// 0 (the default) trims only when asked (<see cref="TransactionServer.TrimAsync"/>).
+    /// </summary>
+    public int TrimKeepCheckpoints { get; set; }
+
+    /// <summary>Log positions kept below the checkpoint a trim keeps, for servers that are behind it.</summary>
+    public long TrimMargin { get; set; }
+
     /// <summary>Start from the latest checkpoint in the log (false: replay the whole log).</summary>
     public bool RecoverFromCheckpoint { get; set; } = true;
 

@@ -54,19 +54,12 @@ public sealed partial class TransactionServer
             }
 
             var state = barrier.State!;
-            var info = new CheckpointInfo(barrier.Ordinal, state.Sequence, marker.Position + 1, sequences) { SplitKeys = state.FollowingSplitKeys?.Items ?? [] };
-            var encoded = _cooperative
-                ? Blocks.EncodeCheckpoint(state, info.Encode(), _settings.BlockSize)
-                : await Task.Run(() => Blocks.EncodeCheckpoint(state, info.Encode(), _settings.BlockSize)).ConfigureAwait(false);
-            var positions = new long[encoded.Parts.Count];
-            for (var i = 0; i < positions.Length; i++)
-            {
-                positions[i] = await _log.AppendAsync(encoded.Parts[i], StopToken).ConfigureAwait(false);
-            }
-
-            var at = await _log.AppendAsync(encoded.Finish(positions), StopToken).ConfigureAwait(false);
+            var info = new CheckpointInfo(barrier.Ordinal, state.Sequence, marker.Position + 1, sequences) { SplitKeys = state.FollowingSplitKeys?.Items ?? [], Settings = _settings.Encode() };
+            var (at, blocks) = _cooperative
+                ? await AppendCheckpointAsync(state, info).ConfigureAwait(false)
+                : await Task.Run(() => AppendCheckpointAsync(state, info)).ConfigureAwait(false);
             _metrics.Add(Counter.Checkpoints);
-            _logger.CheckpointWritten(_options.ServerId, barrier.Ordinal, at, positions.Length + 1);
+            _logger.CheckpointWritten(_options.ServerId, barrier.Ordinal, at, blocks);
             request.Done.TrySetResult(barrier.Ordinal);
         }
         catch (Exception e) when (e is not OperationCanceledException)

@@ -80,9 +80,7 @@ public sealed partial class TransactionServer
                     }
                     catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
                     {
-                        _logger.Trimmed(_options.ServerId, p);
-                        Volatile.Write(ref _nextPosition, p + 1);
-                        continue;
+                        throw BehindTrim(p, e);
                     }
 
                     if (read.Kind != LogEntryKind.Data)
@@ -153,8 +151,11 @@ public sealed partial class TransactionServer
             case BlockKind.Control:
                 ReadControl(position, block.Span);
                 return;
+            case BlockKind.Checkpoint:
+                // Checkpoints are for restarting servers; they take no ordinal. The trim rule counts them.
+                NoteCheckpoint(position, block.Span);
+                return;
             default:
-                // Checkpoints are for restarting servers; they take no ordinal.
                 return;
         }
     }
@@ -197,7 +198,7 @@ public sealed partial class TransactionServer
                 _parts.Remove(part);
             }
         }
-        else
+        else if (PartBeforeBarrier(header) is null)
         {
             // A peer's intention is decoded later, on a deserializer thread: it keeps its bytes.
             job.Final = owned ? block : block.ToArray();
@@ -226,6 +227,10 @@ public sealed partial class TransactionServer
         else if (firstCopy is { } first)
         {
             Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} is a second copy of intention #{first} (nonce {header.Nonce:x16}); the first copy decided it"));
+        }
+        else if (PartBeforeBarrier(header) is { } part)
+        {
+            Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} has a part @{part} before the checkpoint barrier's marker @{_lastBarrierPosition}"));
         }
 
         Dispatch(job);
@@ -298,7 +303,12 @@ public sealed partial class TransactionServer
             var read = await _log.ReadAsync(position, buffer, ct).ConfigureAwait(false);
             return read.Kind == LogEntryKind.Data ? buffer.AsMemory(0, read.Length) : ReadOnlyMemory<byte>.Empty;
         }
-        catch (SharedLogException e) when (e.Status is LogStatus.Trimmed or LogStatus.Failed)
+        catch (SharedLogException e) when (e.Status is LogStatus.Trimmed)
+        {
+            // Peers decoded it while the part was there: this server is behind the trim.
+            throw BehindTrim(position, e);
+        }
+        catch (SharedLogException e) when (e.Status is LogStatus.Failed)
         {
             // The decoder rejects the intention for its missing part, as every server does.
             return ReadOnlyMemory<byte>.Empty;
@@ -333,6 +343,7 @@ public sealed partial class TransactionServer
                     job.IsBarrier = true;
                     job.Checkpoint = request;
                     _lastBarrier = v;
+                    _lastBarrierPosition = position;
                 }
                 else if (request is not null)
                 {

@@ -166,6 +166,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         var restart = options.RecoverFromCheckpoint
             ? await Startup.FindCheckpointAsync(log, settingsPosition, logger, options.Cooperative, cancellationToken).ConfigureAwait(false)
             : null;
+        if (settingsPosition < 0)
+        {
+            Startup.CheckTrimmedStart(restart, options.Cluster);
+        }
+
         if (restart is { } r)
         {
             db = Database.Restore(r.Root, r.Info.StateSequence, r.Info.Barrier, 0, r.Info.Sequences.FinalMeld);
@@ -189,6 +194,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
 
         var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);
+        server.StartedFrom(restart);
         server.Start();
         try
         {

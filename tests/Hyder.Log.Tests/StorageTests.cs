@@ -175,6 +175,36 @@ public sealed class StorageTests(ITestOutputHelper output)
         Assert.Equal(19, (await reopened.HighestAsync(3)).Value);
     }
 
+    /// <summary>
+    /// A unit stopped during a prefix trim, after it saved the mark and before it deleted the
+    /// segment files below it: reopened, it deletes them, and reads below the mark answer Trimmed.
+    /// </summary>
+    [Fact]
+    public async Task AUnitStoppedDuringAPrefixTrimDeletesTheSegmentsBelowItsMarkWhenReopened()
+    {
+        using var dir = new TempDirectory();
+        using (var unit = OpenUnit(dir.Path, slotsPerSegment: 4))
+        {
+            for (var a = 0; a < 20; a++)
+            {
+                await unit.WriteAsync(0, a, Block(a));
+            }
+        }
+
+        // What the trim had done when the process stopped: the mark is saved, no file is deleted yet.
+        new UnitMetadata(0, 10).Save(dir.Path);
+        Assert.Equal(5, Directory.GetFiles(dir.Path, "segment-*.log").Length);
+
+        using var reopened = OpenUnit(dir.Path, slotsPerSegment: 4);
+        Assert.Equal(3, Directory.GetFiles(dir.Path, "segment-*.log").Length);
+        Assert.Equal(LogStatus.Trimmed, (await reopened.ReadAsync(0, 9, new byte[BlockSize])).Status);
+        Assert.Equal(Block(10), await ReadAsync(reopened, 10));
+
+        // The trim, issued again, completes as a no-op.
+        Assert.Equal(LogStatus.Ok, (await reopened.PrefixTrimAsync(0, 10)).Status);
+        Assert.Equal(Block(19), await ReadAsync(reopened, 19));
+    }
+
     [Fact]
     public async Task GroupCommitSharesOneFsyncAmongConcurrentWriters()
     {

@@ -31,6 +31,13 @@ public sealed partial class LogUnit
             _index.Set(slot.Address, new IndexEntry(slot.Location, slot.Kind));
         }
 
+        // A prefix trim saves its mark before it deletes segment files: a unit that stopped in
+        // between deletes them now.
+        if (_trimMark > 0)
+        {
+            _store.ReleaseBelow(_trimMark);
+        }
+
         if (Recovery.CorruptLocations.Count > 0)
         {
             LogCorruption(Recovery.CorruptLocations.Count, Recovery.CorruptAddresses);

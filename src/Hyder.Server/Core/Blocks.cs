@@ -28,13 +28,20 @@ internal static class Blocks
     /// <summary>The payload of a control block that <see cref="TryParse"/> accepted.</summary>
     public static ReadOnlySpan<byte> ControlPayload(ReadOnlySpan<byte> block) => BlockFormat.ReadControl(block);
 
-    /// <summary>A checkpoint of <paramref name="state"/> with the server's metadata.</summary>
-    public static EncodedIntention EncodeCheckpoint(DatabaseState state, byte[] metadata, int blockSize) =>
-        CheckpointEncoder.Encode(state, metadata, blockSize);
-
-    /// <summary>Loads the checkpoint whose final block is <paramref name="final"/>, reading its parts and persistent nodes from the log.</summary>
+    /// <summary>
+    /// Loads the checkpoint whose final block is <paramref name="final"/>: format 4 from its own
+    /// parts alone (read from the log between its first and last part), format 3 with its
+    /// persistent nodes' keys and payloads from the intentions in the log.
+    /// </summary>
     public static (Node? Root, byte[] Metadata) LoadCheckpoint(byte[] final, LogNodeSource source)
     {
+        if (BlockHeader.TryParse(final, out var header, out _) && header.Version == BlockFormat.CheckpointVersion)
+        {
+            var f = CheckpointReader.ReadFinal(final);
+            var state = CheckpointReader.Load(final, source.ReadRange(f.FirstPart, f.LastPart), new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity), out var meta);
+            return (state, meta);
+        }
+
         BlockAssembly.OpenFinal(final, BlockKind.Checkpoint, "checkpoint", out _, out var positions);
         var parts = source.ReadParts(positions);
         var root = CheckpointDecoder.Load(final, parts, source, new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity), out var metadata);
@@ -61,6 +68,20 @@ internal sealed class LogNodeSource(ISharedLog log) : IPersistentNodeSource
         }
 
         return parts;
+    }
+
+    /// <summary>The data blocks at positions <paramref name="first"/> to <paramref name="last"/>, in order, read one at a time (fills and holes left out).</summary>
+    public IEnumerable<ReadOnlyMemory<byte>> ReadRange(long first, long last)
+    {
+        var buffer = new byte[log.BlockSize];
+        for (var p = first; p <= last; p++)
+        {
+            var read = log.ReadAsync(p, buffer).AsTask().GetAwaiter().GetResult();
+            if (read.Kind == LogEntryKind.Data)
+            {
+                yield return buffer.AsMemory(0, read.Length);
+            }
+        }
     }
 
     private byte[] Read(long position)

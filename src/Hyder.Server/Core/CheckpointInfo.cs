@@ -13,7 +13,8 @@ namespace Hyder.Server.Core;
 /// <param name="Sequences">Every stage thread's next ephemeral sequence at the barrier.</param>
 internal sealed record CheckpointInfo(long Barrier, long StateSequence, long ResumePosition, StageSequences Sequences)
 {
-    private const byte Version = 2;
+    /// <summary>3 adds the cluster settings (a log trimmed past its settings record still states them).</summary>
+    private const byte Version = 3;
 
     /// <summary>The most split keys a checkpoint names, and the longest one.</summary>
     private const int MaxSplitKeys = 4096, MaxSplitKeyBytes = 1 << 16;
@@ -24,6 +25,9 @@ internal sealed record CheckpointInfo(long Barrier, long StateSequence, long Res
     /// </summary>
     public IReadOnlyList<byte[]> SplitKeys { get; init; } = [];
 
+    /// <summary>The cluster settings record's body (version 3): what a server checks its settings against once the log's first record is trimmed.</summary>
+    public byte[]? Settings { get; init; }
+
     public byte[] Encode()
     {
         var t = Sequences.Premeld.Length;
@@ -33,7 +37,8 @@ internal sealed record CheckpointInfo(long Barrier, long StateSequence, long Res
             keys += 4 + k.Length;
         }
 
-        var b = new byte[1 + (8 * 5) + 4 + (8 * t) + keys];
+        var settings = Settings ?? [];
+        var b = new byte[1 + (8 * 5) + 4 + (8 * t) + keys + 4 + settings.Length];
         b[0] = Version;
         var s = b.AsSpan(1);
         BinaryPrimitives.WriteInt64LittleEndian(s, Barrier);
@@ -57,14 +62,16 @@ internal sealed record CheckpointInfo(long Barrier, long StateSequence, long Res
             at = at[(4 + k.Length)..];
         }
 
+        BinaryPrimitives.WriteInt32LittleEndian(at, settings.Length);
+        settings.CopyTo(at[4..]);
         return b;
     }
 
     public static CheckpointInfo Decode(ReadOnlySpan<byte> b)
     {
-        if (b.Length < 45 || b[0] is not (1 or Version))
+        if (b.Length < 45 || b[0] is not (1 or 2 or Version))
         {
-            throw new FormatException($"checkpoint metadata of {b.Length} bytes is not version 1 or {Version}");
+            throw new FormatException($"checkpoint metadata of {b.Length} bytes is not version 1 to {Version}");
         }
 
         var s = b[1..];
@@ -76,7 +83,8 @@ internal sealed record CheckpointInfo(long Barrier, long StateSequence, long Res
         }
 
         var splitKeys = new List<byte[]>();
-        if (b[0] == Version)
+        byte[]? settings = null;
+        if (b[0] >= 2)
         {
             var at = s[(int)fixedLength..];
             var count = BinaryPrimitives.ReadInt32LittleEndian(at);
@@ -95,6 +103,18 @@ internal sealed record CheckpointInfo(long Barrier, long StateSequence, long Res
                 }
 
                 splitKeys.Add(at.Slice(4, length).ToArray());
+                at = at[(4 + length)..];
+            }
+
+            if (b[0] >= 3)
+            {
+                var length = at.Length >= 4 ? BinaryPrimitives.ReadInt32LittleEndian(at) : -1;
+                if (length < 0 || at.Length < 4 + length)
+                {
+                    throw new FormatException("checkpoint metadata: the cluster settings are cut short or have an invalid length");
+                }
+
+                settings = at.Slice(4, length).ToArray();
                 at = at[(4 + length)..];
             }
 
@@ -117,6 +137,7 @@ internal sealed record CheckpointInfo(long Barrier, long StateSequence, long Res
             new StageSequences(BinaryPrimitives.ReadInt64LittleEndian(s[24..]), premeld, BinaryPrimitives.ReadInt64LittleEndian(s[32..])))
         {
             SplitKeys = splitKeys,
+            Settings = settings,
         };
         if (info.Barrier < 1 || info.StateSequence < 0 || info.StateSequence > info.Barrier || info.ResumePosition < 1)
         {

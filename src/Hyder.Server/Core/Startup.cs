@@ -13,7 +13,11 @@ internal static class Startup
     private static readonly TimeSpan DefaultHoleTimeout = TimeSpan.FromMilliseconds(500);
 
     /// <summary>A checkpoint found in the log, loaded.</summary>
-    public sealed record Restart(long Position, Node? Root, CheckpointInfo Info);
+    public sealed record Restart(long Position, Node? Root, CheckpointInfo Info)
+    {
+        /// <summary>A format-4 checkpoint: it needs nothing of the log below its resume position.</summary>
+        public bool SelfContained { get; init; }
+    }
 
     /// <summary>
     /// The log's first record must be the cluster settings: on a new log this server writes its
@@ -24,7 +28,18 @@ internal static class Startup
         ISharedLog log, ClusterSettings mine, ILogger logger, TimeProvider time, CancellationToken cancellationToken)
     {
         var buffer = new byte[log.BlockSize];
-        var first = await FirstDataBlockAsync(log, buffer, time, cancellationToken).ConfigureAwait(false);
+        (long Position, int Length)? first;
+        try
+        {
+            first = await FirstDataBlockAsync(log, buffer, time, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
+        {
+            // The log was trimmed past its settings record: the checkpoint a server must start
+            // from states them (CheckTrimmedStart).
+            return (mine, -1);
+        }
+
         if (first is null)
         {
             var at = await log.AppendAsync(Blocks.Control(ControlKind.Settings, mine.Encode()), cancellationToken).ConfigureAwait(false);
@@ -109,6 +124,31 @@ internal static class Startup
         }
     }
 
+    /// <summary>
+    /// A log trimmed past its settings record (<see cref="AgreeOnSettingsAsync"/> answered position
+    /// −1) can only be joined from a checkpoint, which states the cluster's settings.
+    /// </summary>
+    public static void CheckTrimmedStart(Restart? restart, ClusterSettings mine)
+    {
+        if (restart is null)
+        {
+            throw new ServerStartException(
+                "the log is trimmed past its first record and no checkpoint above the trim mark could be loaded: a server can join a trimmed log only from a checkpoint");
+        }
+
+        if (restart.Info.Settings is not { } body)
+        {
+            throw new ServerStartException($"the log is trimmed past its first record and the checkpoint @{restart.Position} does not state the cluster settings");
+        }
+
+        var theirs = ClusterSettings.Decode(body);
+        if (theirs != mine)
+        {
+            throw new ServerStartException(
+                $"this server's cluster settings ({mine}) differ from the log's ({theirs}, as the checkpoint @{restart.Position} states them); every server of a cluster must run the log's settings");
+        }
+    }
+
     /// <summary>The latest checkpoint in the log (scanning back from the tail), loaded; null when there is none.</summary>
     /// <remarks><paramref name="inline"/>: load the checkpoint on the calling thread (a cooperative server) rather than on the thread pool.</remarks>
     public static async Task<Restart?> FindCheckpointAsync(ISharedLog log, long settingsPosition, ILogger logger, bool inline, CancellationToken cancellationToken)
@@ -139,7 +179,7 @@ internal static class Startup
                 var (root, metadata) = inline
                     ? Blocks.LoadCheckpoint(final, source)
                     : await Task.Run(() => Blocks.LoadCheckpoint(final, source), cancellationToken).ConfigureAwait(false);
-                return new Restart(p, root, CheckpointInfo.Decode(metadata));
+                return new Restart(p, root, CheckpointInfo.Decode(metadata)) { SelfContained = final[4] == BlockFormat.CheckpointVersion };
             }
             catch (Exception e) when (e is FormatException or Tree.Serialization.IntentionFormatException or SharedLogException)
             {

@@ -104,10 +104,15 @@ public static class BlockFormat
     public const byte OperationsVersion = 3;
 
     /// <summary>
-    /// Format version of checkpoint blocks: 2 writes every node of the state (a persistent node's
-    /// key and payload by reference), since premeld and group meld rewrite intention nodes in place.
+    /// Format version of checkpoint blocks: 4 is self-contained and streamed (every key and payload
+    /// in the checkpoint, parts found by nonce between the first and last part positions the final
+    /// block names: <see cref="CheckpointWriter"/>); 3 wrote a persistent node's key and payload by
+    /// reference to its intention in the log (still read: <see cref="CheckpointDecoder"/>).
     /// </summary>
-    public const byte CheckpointVersion = 3;
+    public const byte CheckpointVersion = 4;
+
+    /// <summary>The checkpoint format that takes persistent nodes' keys and payloads from the log (the oldest read).</summary>
+    public const byte CheckpointByReferenceVersion = 3;
 
     /// <summary>The format version blocks of <paramref name="kind"/> are written with.</summary>
     public static byte VersionOf(BlockKind kind) =>
@@ -115,7 +120,7 @@ public static class BlockFormat
 
     /// <summary>The oldest format version of <paramref name="kind"/> this build reads.</summary>
     public static byte OldestVersionOf(BlockKind kind) =>
-        kind is BlockKind.Checkpoint or BlockKind.CheckpointPart ? CheckpointVersion : OldestVersion;
+        kind is BlockKind.Checkpoint or BlockKind.CheckpointPart ? CheckpointByReferenceVersion : OldestVersion;
 
     /// <summary>True when this build reads blocks of <paramref name="kind"/> at <paramref name="version"/>.</summary>
     public static bool Reads(BlockKind kind, byte version) => version >= OldestVersionOf(kind) && version <= VersionOf(kind);
@@ -165,10 +170,10 @@ public static class BlockFormat
     }
 
     /// <summary>Writes the header of a block whose body is already in place (the whole span is the block).</summary>
-    internal static void Seal(Span<byte> block, BlockKind kind)
+    internal static void Seal(Span<byte> block, BlockKind kind, byte? version = null)
     {
         Magic.CopyTo(block);
-        block[4] = VersionOf(kind);
+        block[4] = version ?? VersionOf(kind);
         block[5] = (byte)kind;
         BinaryPrimitives.WriteUInt32LittleEndian(block[6..], (uint)block.Length);
         BinaryPrimitives.WriteUInt32LittleEndian(block[10..], Checksum(block));

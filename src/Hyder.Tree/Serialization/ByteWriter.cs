@@ -13,6 +13,9 @@ internal sealed class ByteWriter(int capacity = 256)
     /// <summary>The bytes written so far.</summary>
     public ReadOnlySpan<byte> Written => _buffer.AsSpan(0, Length);
 
+    /// <summary>Forgets what was written (the buffer is kept for reuse).</summary>
+    public void Clear() => Length = 0;
+
     public void Byte(byte b)
     {
         Ensure(1);

@@ -25,6 +25,11 @@ public static class CheckpointDecoder
     /// <summary>The sequence of the state a checkpoint holds (checks the final block).</summary>
     public static long ReadSequence(ReadOnlySpan<byte> finalBlock)
     {
+        if (finalBlock.Length > 4 && finalBlock[4] == BlockFormat.CheckpointVersion)
+        {
+            return CheckpointReader.ReadFinal(finalBlock).StateSequence;
+        }
+
         var r = BlockAssembly.OpenFinal(finalBlock, BlockKind.Checkpoint, Label, out _, out _);
         return (long)r.Varint("state sequence", long.MaxValue);
     }
@@ -39,10 +44,15 @@ public static class CheckpointDecoder
     {
         ArgumentNullException.ThrowIfNull(source);
         ArgumentNullException.ThrowIfNull(pool);
-        var fr = BlockAssembly.OpenFinal(finalBlock, BlockKind.Checkpoint, Label, out var nonce, out var positions);
+        var fr = BlockAssembly.OpenFinal(finalBlock, BlockKind.Checkpoint, Label, out var nonce, out var positions, out var version);
+        if (version != BlockFormat.CheckpointByReferenceVersion)
+        {
+            fr.Fail($"format version {version}: this loader reads format {BlockFormat.CheckpointByReferenceVersion} (format {BlockFormat.CheckpointVersion}: CheckpointReader)");
+        }
+
         fr.Varint("state sequence", long.MaxValue);
         var count = fr.Int("node count", int.MaxValue);
-        var stream = BlockAssembly.Assemble(parts, BlockKind.CheckpointPart, nonce, positions, fr.Rest(), Label);
+        var stream = BlockAssembly.Assemble(parts, BlockKind.CheckpointPart, nonce, positions, fr.Rest(), Label, version);
 
         var r = new ByteReader(stream, Label);
         var table = NodeCodec.ReadPositionTable(ref r);

@@ -1,7 +1,8 @@
 namespace Hyder.Tree.Serialization;
 
 /// <summary>
-/// Serializes a committed state so a restarted server rebuilds it node for node (DESIGN §8;
+/// Serializes a committed state in checkpoint format 3, by reference to the log (the format
+/// servers write is 4, self-contained: <see cref="CheckpointWriter"/>), so a restarted server rebuilds it node for node (DESIGN §8;
 /// docs/intention-format.md, "Checkpoints"): every node reachable from the root, in post-order,
 /// with its version and all its meld metadata; only a persistent node's key and payload are left
 /// to the log, where its intention holds them.
@@ -79,7 +80,7 @@ public static class CheckpointEncoder
         var fields = new ByteWriter(16);
         fields.Varint((ulong)state.Sequence);
         fields.Varint((ulong)nodes.Count);
-        return EncodedIntention.Cut(w.Written, BlockKind.CheckpointPart, BlockKind.Checkpoint, fields.Written.ToArray(), blockSize, nodes.Count, "a checkpoint");
+        return EncodedIntention.Cut(w.Written, BlockKind.CheckpointPart, BlockKind.Checkpoint, fields.Written.ToArray(), blockSize, nodes.Count, "a checkpoint", BlockFormat.CheckpointByReferenceVersion);
     }
 }
 

@@ -13,9 +13,11 @@ public sealed class EncodedIntention
     private readonly BlockKind _finalKind;
     private readonly byte[] _fields;
     private readonly byte[] _tail;
+    private readonly byte? _version;
 
-    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, byte[] fields, byte[] tail, int blockSize, int streamLength, int nodeCount)
+    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, byte[] fields, byte[] tail, int blockSize, int streamLength, int nodeCount, byte? version = null)
     {
+        _version = version;
         _finalKind = finalKind;
         Nonce = nonce;
         Parts = parts;
@@ -71,7 +73,7 @@ public sealed class EncodedIntention
         w.Raw(_fields);
         w.Raw(_tail);
         var block = w.Written.ToArray();
-        BlockFormat.Seal(block, _finalKind);
+        BlockFormat.Seal(block, _finalKind, _version);
         return block;
     }
 
@@ -79,7 +81,7 @@ public sealed class EncodedIntention
     /// Cuts <paramref name="stream"/> into parts and a final tail: parts take full chunks from the
     /// front, the final block the rest, with room kept for the part positions and <paramref name="fields"/>.
     /// </summary>
-    internal static EncodedIntention Cut(ReadOnlySpan<byte> stream, BlockKind partKind, BlockKind finalKind, byte[] fields, int blockSize, int nodeCount, string what)
+    internal static EncodedIntention Cut(ReadOnlySpan<byte> stream, BlockKind partKind, BlockKind finalKind, byte[] fields, int blockSize, int nodeCount, string what, byte? version = null)
     {
         BlockFormat.CheckBlockSize(blockSize);
         var nonce = Random.Shared.NextInt64(long.MinValue, long.MaxValue);
@@ -118,10 +120,10 @@ public sealed class EncodedIntention
             w.Raw(stream.Slice(at, take));
             at += take;
             var block = w.Written.ToArray();
-            BlockFormat.Seal(block, partKind);
+            BlockFormat.Seal(block, partKind, version);
             blocks[i] = block;
         }
 
-        return new EncodedIntention(finalKind, nonce, blocks, fields, stream[at..].ToArray(), blockSize, stream.Length, nodeCount);
+        return new EncodedIntention(finalKind, nonce, blocks, fields, stream[at..].ToArray(), blockSize, stream.Length, nodeCount, version);
     }
 }

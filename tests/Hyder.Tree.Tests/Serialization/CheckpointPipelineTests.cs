@@ -71,6 +71,17 @@ public sealed class CheckpointPipelineTests(ITestOutputHelper output)
             TreeInspector.ValidateState(root);
             Assert.Equal(new byte[] { 7 }, metadata);
             Assert.Equal(state.Sequence, CheckpointDecoder.ReadSequence(final.Span));
+
+            // The self-contained format loads the same state without the log.
+            var writer = new CheckpointWriter(state, [7], blockSize: 1024);
+            var parts = writer.Parts().ToList();
+            var final4 = writer.Finish(100, 100 + parts.Count - 1, 99);
+            var root4 = CheckpointReader.Load(final4, parts.Select(p => (ReadOnlyMemory<byte>)p), new NodePool(1024), out var metadata4);
+            Assert.True(TreeInspector.StateHash(state.Root) == TreeInspector.StateHash(root4), $"format 4 state hash differs: {context}");
+            Assert.Equal(Dump(state.Root), Dump(root4));
+            TreeInspector.ValidateState(root4);
+            Assert.Equal(new byte[] { 7 }, metadata4);
+            Assert.Equal(state.Sequence, CheckpointDecoder.ReadSequence(final4));
             totals.Checkpoints++;
             totals.Nodes += encoded.NodeCount;
             totals.Rewritten += log.RewrittenPersistentNodes(state.Root);
@@ -236,7 +247,7 @@ public sealed class CheckpointPipelineTests(ITestOutputHelper output)
             var junk = new byte[BlockFormat.HeaderSize + random.Next(0, 400)];
             random.NextBytes(junk);
             BlockFormat.Magic.CopyTo(junk);
-            junk[4] = BlockFormat.CheckpointVersion;
+            junk[4] = BlockFormat.CheckpointByReferenceVersion;
             junk[5] = (byte)BlockKind.Checkpoint;
             if (t % 2 == 0 && junk.Length > 40)
             {

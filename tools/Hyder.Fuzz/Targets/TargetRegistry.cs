@@ -17,6 +17,7 @@ public static class TargetRegistry
         new SegmentFileTarget(),
         new IntentionTarget(),
         new CheckpointTarget(),
+        new SelfContainedCheckpointTarget(),
         new ControlBlockTarget(),
         new CheckpointInfoTarget(),
         new RpcMessagesTarget(),

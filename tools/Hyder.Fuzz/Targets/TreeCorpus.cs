@@ -79,6 +79,7 @@ internal sealed class TreeCorpus : IPersistentNodeSource
         foreach (var blockSize in new[] { 8192, 1024, 256 })
         {
             Checkpoints.Add(Encode($"checkpoint / {blockSize} B", CheckpointEncoder.Encode(Snapshot, CheckpointMetadata, blockSize)));
+            SelfContainedCheckpoints.Add(EncodeSelfContained($"checkpoint format 4 / {blockSize} B", blockSize));
         }
     }
 
@@ -96,6 +97,9 @@ internal sealed class TreeCorpus : IPersistentNodeSource
 
     /// <summary>Checkpoints of <see cref="Snapshot"/>, single- and multi-block.</summary>
     public List<EncodedBlocks> Checkpoints { get; } = [];
+
+    /// <summary>Self-contained (format 4) checkpoints of <see cref="Snapshot"/>, their parts at consecutive positions.</summary>
+    public List<EncodedBlocks> SelfContainedCheckpoints { get; } = [];
 
     /// <summary>The server's metadata stored with the checkpoints.</summary>
     public byte[] CheckpointMetadata { get; }
@@ -195,6 +199,23 @@ internal sealed class TreeCorpus : IPersistentNodeSource
         var positions = encoded.Parts.Select(_ => _nextPartPosition++).ToArray();
         var final = encoded.Finish(positions).ToArray();
         var parts = encoded.Parts.Select(p => p.ToArray()).ToArray();
+        var nonce = _nonce++;
+        foreach (var block in parts.Append(final))
+        {
+            BinaryPrimitives.WriteInt64LittleEndian(block.AsSpan(BlockFormat.HeaderSize), nonce);
+            Reseal(block);
+        }
+
+        return new EncodedBlocks(name, final, parts);
+    }
+
+    private EncodedBlocks EncodeSelfContained(string name, int blockSize)
+    {
+        var writer = new CheckpointWriter(Snapshot, CheckpointMetadata, blockSize);
+        var parts = writer.Parts().ToArray();
+        var first = _nextPartPosition;
+        _nextPartPosition += parts.Length;
+        var final = writer.Finish(first, first + parts.Length - 1, first - 1);
         var nonce = _nonce++;
         foreach (var block in parts.Append(final))
         {
