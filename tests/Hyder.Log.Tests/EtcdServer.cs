@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Hyder.Testing;
 
 namespace Hyder.Log.Tests;
 
@@ -20,8 +21,8 @@ internal sealed class EtcdServer : IAsyncDisposable
     public static async Task<EtcdServer> StartAsync()
     {
         var directory = new TempDirectory();
-        var client = FreePort.Next();
-        var peer = FreePort.Next();
+        var client = ReservedPorts.Take();
+        var peer = ReservedPorts.Take();
         var start = new ProcessStartInfo("etcd")
         {
             RedirectStandardOutput = true,

@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
 
 namespace Hyder.Soak.Cluster;
 
@@ -241,32 +239,17 @@ public sealed class LocalCluster : IAsyncDisposable
     private static string Port(int port) => port.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     /// <summary>
-    /// Ports for the processes: on this machine's loopback, one the OS reports free (bound to
-    /// port 0, then released) and not handed out before; inside a namespace of its own (a
-    /// prefix), counted up from 17100, since nothing else listens there.
+    /// Ports for the processes, fixed for the cluster's life (a restarted process comes back on
+    /// its port, and projections name units by it): on this machine's loopback, ports from
+    /// <see cref="Hyder.Testing.ReservedPorts"/>, below the ephemeral range and locked against
+    /// other processes that use it, so neither a reconnect's source port nor a parallel test takes
+    /// one while its process is down; inside a namespace of its own (a prefix), counted up from
+    /// 17100, since nothing else listens there.
     /// </summary>
     private sealed class PortPicker
     {
-        private readonly HashSet<int> _taken = [];
         private int _next = 17100;
 
-        public int Pick(Placement at)
-        {
-            if (at.Prefix.Count > 0)
-            {
-                return _next++;
-            }
-
-            while (true)
-            {
-                using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-                probe.Bind(new IPEndPoint(IPAddress.Parse(at.Address), 0));
-                var port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-                if (_taken.Add(port))
-                {
-                    return port;
-                }
-            }
-        }
+        public int Pick(Placement at) => at.Prefix.Count > 0 ? _next++ : Hyder.Testing.ReservedPorts.Take();
     }
 }
