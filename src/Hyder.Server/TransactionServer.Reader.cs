@@ -188,6 +188,7 @@ public sealed partial class TransactionServer
 
         job.SnapshotSequence = header.SnapshotSequence;
         var firstCopy = FirstCopyOf(header.Nonce, v);
+        var misplaced = IntentionReferences.Check(header, v, position, _settings.GroupMeld);
         if (_localByNonce.TryRemove(header.Nonce, out var local))
         {
             job.Local = local;
@@ -197,7 +198,7 @@ public sealed partial class TransactionServer
                 _parts.Remove(part);
             }
         }
-        else
+        else if (misplaced is null)
         {
             // A peer's intention is decoded later, on a deserializer thread: it keeps its bytes.
             job.Final = owned ? block : block.ToArray();
@@ -211,9 +212,9 @@ public sealed partial class TransactionServer
         }
 
         var s = header.SnapshotSequence;
-        if (s >= v)
+        if (misplaced is not null)
         {
-            Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} names snapshot #{s}, which is not before it"));
+            Decide(job, Job.Abort(AbortCause.Rejected, misplaced));
         }
         else if (v - 1 - s > _settings.StateWindow)
         {
