@@ -69,6 +69,34 @@ public sealed class HostileReferenceTests
         await AssertRejectedAlikeAsync(cluster, before);
     }
 
+    /// <summary>
+    /// The position table names the log positions of the nodes every persistent version (a child,
+    /// an SCV, an SSV, a delete entry) refers to. Pointed at the intention's own position, a later
+    /// one, or the first of its own group-meld pair, they name no node of S(s), which holds only
+    /// earlier intentions' nodes: an outside child does not resolve (the decoder rejects it), and a
+    /// copied node's SCV matches no node meld compares it with (a conflict). Either way every
+    /// server aborts it alike.
+    /// </summary>
+    [Theory]
+    [InlineData("itself")]
+    [InlineData("later")]
+    [InlineData("its pair's first")]
+    public async Task AnIntentionWhoseNodesNameItsOwnALaterOrItsPairsPositionIsRejectedOnEveryServer(string target)
+    {
+        await using var cluster = await StartAsync(groupMeld: true, cooperative: false);
+        var older = await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(2), Value("b"))]).AsTask().WaitAsync(s_bound);
+        Assert.Equal(TransactionStatus.Committed, older.Status);
+        var template = await TemplateAsync(cluster); // reads key 2: its table names the older intention's position
+        await OpenPairAsync(cluster);
+        var pairFirst = await cluster.Log.TailAsync() - 1;
+        var position = pairFirst + 1;
+        var before = Counts(cluster);
+
+        var table = target switch { "itself" => position, "later" => position + 3, _ => pairFirst };
+        Assert.Equal(position, await cluster.Log.AppendAsync(Forge(template, table: table)));
+        await AssertRejectedAlikeAsync(cluster, before);
+    }
+
     [Fact]
     public void TheRuleNamesEveryMisplacedReferenceAndAcceptsAnHonestHeader()
     {
@@ -176,7 +204,7 @@ public sealed class HostileReferenceTests
     /// it for a copy of the original, and with its snapshot sequence and part positions replaced
     /// where given; resealed, so only the server's rules can refuse it.
     /// </summary>
-    internal static byte[] Forge(byte[] final, long? snapshot = null, long[]? parts = null)
+    internal static byte[] Forge(byte[] final, long? snapshot = null, long[]? parts = null, long? table = null)
     {
         var body = final.AsSpan(BlockFormat.HeaderSize);
         var at = 8;
@@ -188,7 +216,22 @@ public sealed class HostileReferenceTests
         }
 
         var oldSnapshot = (long)Varint(body, ref at);
-        var rest = body[at..];
+        var rest = body[at..].ToArray();
+        if (table is { } first)
+        {
+            // A single-block intention: its stream, after the isolation byte and the node count,
+            // opens with the position table (a count, then the first position).
+            Assert.Equal(0, count);
+            var r = 1;
+            Varint(rest, ref r);
+            Assert.True(Varint(rest, ref r) > 0, "the template names no older position");
+            var tableAt = r;
+            Varint(rest, ref r);
+            var rewritten = new List<byte>(rest[..tableAt]);
+            Write(rewritten, (ulong)first);
+            rewritten.AddRange(rest[r..]);
+            rest = [.. rewritten];
+        }
 
         var writer = new List<byte>(final.Length + 64);
         writer.AddRange(new byte[BlockFormat.HeaderSize]);
