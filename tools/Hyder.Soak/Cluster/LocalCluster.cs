@@ -34,6 +34,14 @@ public sealed record LocalClusterOptions
 
     /// <summary>Where each process runs (by name); loopback when null.</summary>
     public Func<string, Placement>? Place { get; init; }
+
+    /// <summary>
+    /// The endpoint (ADDRESS:PORT) others are given for a link in place of its own, such as a fault
+    /// proxy's; called once per link when the cluster is laid out. Links: <c>projection</c>,
+    /// <c>sequencer</c> and <c>unit-N</c> (as the log's projection and every log client name them),
+    /// and <c>server-I-&gt;server-J</c> (server I's intention broadcast to server J). Direct when null.
+    /// </summary>
+    public Func<string, string, string>? Route { get; init; }
 }
 
 /// <summary>
@@ -46,6 +54,8 @@ public sealed record LocalClusterOptions
 public sealed class LocalCluster : IAsyncDisposable
 {
     private readonly List<ClusterProcess> _all = [];
+    private string[] _advertised = [];
+    private string _advertisedSequencer = "";
 
     private LocalCluster(LocalClusterOptions options) => Options = options;
 
@@ -148,7 +158,8 @@ public sealed class LocalCluster : IAsyncDisposable
         var ports = new PortPicker();
         Placement projectionPlace = place("projection");
         var projectionPort = ports.Pick(projectionPlace);
-        var projectionStore = $"tcp:{projectionPlace.Address}:{projectionPort}";
+        string Route(string link, string endpoint) => o.Route?.Invoke(link, endpoint) ?? endpoint;
+        var projectionStore = $"tcp:{Route("projection", $"{projectionPlace.Address}:{projectionPort}")}";
 
         ClusterProcess Log(string name, Placement at, int port, params string[] roleArguments)
         {
@@ -170,6 +181,8 @@ public sealed class LocalCluster : IAsyncDisposable
         Units = units;
         var sequencerPlace = place("sequencer");
         Sequencer = Log("sequencer", sequencerPlace, ports.Pick(sequencerPlace), "--role", "sequencer", "--projection-store", projectionStore);
+        _advertised = [.. units.Select(u => Route(u.Name, u.Endpoint))];
+        _advertisedSequencer = Route("sequencer", Sequencer.Endpoint);
 
         var serverPlaces = Enumerable.Range(1, o.Servers).Select(i => place($"server-{i}")).ToArray();
         var grpcPorts = serverPlaces.Select(ports.Pick).ToArray();
@@ -192,7 +205,7 @@ public sealed class LocalCluster : IAsyncDisposable
             {
                 if (p != i)
                 {
-                    command.AddRange(["--peer", $"{serverPlaces[p].Address}:{broadcastPorts[p]}"]);
+                    command.AddRange(["--peer", Route($"server-{i + 1}->server-{p + 1}", $"{serverPlaces[p].Address}:{broadcastPorts[p]}")]);
                 }
             }
 
@@ -214,7 +227,7 @@ public sealed class LocalCluster : IAsyncDisposable
         var o = Options;
         var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         info.Environment["DOTNET_EnableDiagnostics"] = "0";
-        foreach (var word in (string[])[o.Hosts.LogHost, "admin", "--cluster-allow-plaintext", "--projection-store", $"tcp:{Projection.Endpoint}", "bootstrap", "--sequencer", Sequencer.Endpoint])
+        foreach (var word in (string[])[o.Hosts.LogHost, "admin", "--cluster-allow-plaintext", "--projection-store", $"tcp:{Projection.Endpoint}", "bootstrap", "--sequencer", _advertisedSequencer])
         {
             info.ArgumentList.Add(word);
         }
@@ -222,7 +235,7 @@ public sealed class LocalCluster : IAsyncDisposable
         for (var c = 0; c < o.Units / o.Replicas; c++)
         {
             info.ArgumentList.Add("--chain");
-            info.ArgumentList.Add(string.Join(',', Units.Skip(c * o.Replicas).Take(o.Replicas).Select(u => u.Endpoint)));
+            info.ArgumentList.Add(string.Join(',', _advertised.Skip(c * o.Replicas).Take(o.Replicas)));
         }
 
         using var admin = Process.Start(info) ?? throw new InvalidOperationException("could not start hyder-log admin");
