@@ -79,10 +79,7 @@ public sealed class FaultProxy : IAsyncDisposable
     {
         foreach (var link in _links.Values)
         {
-            if (link.Abort(reset: true))
-            {
-                Interlocked.Increment(ref _resets);
-            }
+            link.Abort(reset: true, () => Interlocked.Increment(ref _resets));
         }
     }
 
@@ -196,11 +193,7 @@ public sealed class FaultProxy : IAsyncDisposable
                 var jitter = dice.NextDouble();
                 if (reset || drop)
                 {
-                    if (link.Abort(reset))
-                    {
-                        Interlocked.Increment(ref reset ? ref _resets : ref _drops);
-                    }
-
+                    link.Abort(reset, () => Interlocked.Increment(ref reset ? ref _resets : ref _drops));
                     return;
                 }
 
@@ -267,14 +260,19 @@ public sealed class FaultProxy : IAsyncDisposable
 
         public bool Aborted => Volatile.Read(ref _aborted) != 0;
 
-        /// <summary>Closes both sides, with an RST when <paramref name="reset"/>; true for the call that did it.</summary>
-        public bool Abort(bool reset)
+        /// <summary>
+        /// Closes both sides, with an RST when <paramref name="reset"/>; true for the call that did
+        /// it, which runs <paramref name="counted"/> first, so a counter is up before either side
+        /// can see the close.
+        /// </summary>
+        public bool Abort(bool reset, Action? counted = null)
         {
             if (Interlocked.Exchange(ref _aborted, 1) != 0)
             {
                 return false;
             }
 
+            counted?.Invoke();
             foreach (var socket in (Socket[])[client, server])
             {
                 try
