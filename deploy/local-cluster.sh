@@ -86,6 +86,11 @@ elif [ "$command" = start ]; then
   REPLICAS="${replicas:-$([ "$UNITS" -ge 2 ] && echo 2 || echo 1)}"
   BASE_PORT="${base_port:-7500}"
   [ $((UNITS % REPLICAS)) -eq 0 ] || die 2 "--units $UNITS is not a multiple of --replicas $REPLICAS (each chain holds R units)"
+  # A port in the kernel's ephemeral range may be taken at any time as the source port of some
+  # outgoing connection (a restarted process then cannot bind it again): say so, start anyway.
+  if read -r ephemeral _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && [ $((BASE_PORT + 100)) -gt "$ephemeral" ]; then
+    echo "warning: ports $BASE_PORT..$((BASE_PORT + 99)) reach the ephemeral range (from $ephemeral), where outgoing connections may take them; a --base-port below $((ephemeral - 100)) avoids that" >&2
+  fi
   printf 'UNITS=%s\nSERVERS=%s\nREPLICAS=%s\nBASE_PORT=%s\n' "$UNITS" "$SERVERS" "$REPLICAS" "$BASE_PORT" >"$config"
 else
   # stop and status on a directory that never held a cluster: nothing runs there.

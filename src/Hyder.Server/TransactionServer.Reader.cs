@@ -189,6 +189,7 @@ public sealed partial class TransactionServer
 
         job.SnapshotSequence = header.SnapshotSequence;
         var firstCopy = FirstCopyOf(header.Nonce, v);
+        var misplaced = IntentionReferences.Check(header, v, position, _settings.GroupMeld);
         if (_localByNonce.TryRemove(header.Nonce, out var local))
         {
             job.Local = local;
@@ -198,7 +199,7 @@ public sealed partial class TransactionServer
                 _parts.Remove(part);
             }
         }
-        else if (PartBeforeBarrier(header) is null)
+        else if (misplaced is null && PartBeforeBarrier(header) is null)
         {
             // A peer's intention is decoded later, on a deserializer thread: it keeps its bytes.
             job.Final = owned ? block : block.ToArray();
@@ -212,9 +213,9 @@ public sealed partial class TransactionServer
         }
 
         var s = header.SnapshotSequence;
-        if (s >= v)
+        if (misplaced is not null)
         {
-            Decide(job, Job.Abort(AbortCause.Rejected, $"intention #{v} @{position} names snapshot #{s}, which is not before it"));
+            Decide(job, Job.Abort(AbortCause.Rejected, misplaced));
         }
         else if (v - 1 - s > _settings.StateWindow)
         {

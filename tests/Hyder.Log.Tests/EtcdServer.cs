@@ -22,8 +22,8 @@ internal sealed class EtcdServer : IAsyncDisposable
     {
         MissingPackageException.ThrowIfNotFound("etcd", "etcd-server");
         var directory = new TempDirectory();
-        var client = FreePort.Next();
-        var peer = FreePort.Next();
+        var client = ReservedPorts.Take();
+        var peer = ReservedPorts.Take();
         var start = new ProcessStartInfo("etcd")
         {
             RedirectStandardOutput = true,

@@ -1,5 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
 using System.Text.RegularExpressions;
 using Hyder.Log.Transport;
 using Xunit;
@@ -14,12 +12,8 @@ public sealed partial class MetricsProcessTests(ITestOutputHelper output)
     public async Task AScrapeShowsTheRequestsTheHostServedByOperation()
     {
         using var dir = new TempDirectory();
-        int port;
-        using (var probe = new TcpListener(IPAddress.Loopback, 0))
-        {
-            probe.Start();
-            port = ((IPEndPoint)probe.LocalEndpoint).Port;
-        }
+        // HttpListener cannot bind port 0 and report it: a reserved port, below the ephemeral range.
+        var port = Hyder.Testing.ReservedPorts.Take();
 
         var host = await HostProcess.StartAsync("--role", "projection", "--data", dir.Sub("p"), "--port", "0", "--metrics-listen", $"127.0.0.1:{port}");
         try

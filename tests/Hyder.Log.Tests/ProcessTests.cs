@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using Hyder.Log.Client;
 using Hyder.Log.Transport;
+using Hyder.Testing;
 using Xunit;
 using Xunit.Abstractions;
 
@@ -53,11 +54,13 @@ public sealed class ProcessTests(ITestOutputHelper output)
     private async Task KillLoopAsync(int rounds)
     {
         using var dir = new TempDirectory();
-        var control = await HostProcess.StartAsync("--role", "projection,sequencer", "--data", dir.Sub("control"), "--port", "0");
+        // Restarted on their old ports, which the log client reconnects to: reserved ports, never
+        // in the ephemeral range where a reconnect or another test's connection may take them meanwhile.
+        var control = await HostProcess.StartAsync("--role", "projection,sequencer", "--data", dir.Sub("control"), "--port", Port(ReservedPorts.Take()));
         var units = new[]
         {
-            await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub("u1"), "--port", "0"),
-            await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub("u2"), "--port", "0"),
+            await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub("u1"), "--port", Port(ReservedPorts.Take())),
+            await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub("u2"), "--port", Port(ReservedPorts.Take())),
         };
         var store = new RemoteProjectionStore(control.Endpoint);
         var connector = new TcpConnector();
@@ -92,14 +95,14 @@ public sealed class ProcessTests(ITestOutputHelper output)
                 output.WriteLine($"round {round}: killed units{(killSequencer ? " and sequencer" : "")} after {acknowledged.Count} acknowledged appends");
                 for (var i = 0; i < units.Length; i++)
                 {
-                    var port = units[i].Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+                    var port = Port(units[i].Port);
                     await units[i].DisposeAsync();
                     units[i] = await HostProcess.StartAsync("--role", "unit", "--data", dir.Sub($"u{i + 1}"), "--port", port);
                 }
 
                 if (killSequencer)
                 {
-                    var port = control.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+                    var port = Port(control.Port);
                     await control.DisposeAsync();
                     control = await HostProcess.StartAsync("--role", "projection,sequencer", "--data", dir.Sub("control"), "--port", port);
                 }
@@ -213,6 +216,8 @@ public sealed class ProcessTests(ITestOutputHelper output)
             await tail.SignalAsync("CONT");
         }
     }
+
+    private static string Port(int port) => port.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     private static async Task WaitUntilAsync(Func<bool> condition)
     {

@@ -65,7 +65,7 @@ public sealed class ProjectionStoreTests
     [Fact]
     public async Task AnUnreachableEtcdIsASharedLogExceptionThatNamesEtcd()
     {
-        using var store = new EtcdProjectionStore($"http://127.0.0.1:{FreePort.Next()}");
+        using var store = new EtcdProjectionStore($"http://127.0.0.1:{Hyder.Testing.ReservedPorts.Take()}");
         var e = await Assert.ThrowsAsync<SharedLogException>(() => store.GetLatestAsync());
         Assert.StartsWith("etcd: Unavailable", e.Message, StringComparison.Ordinal);
     }

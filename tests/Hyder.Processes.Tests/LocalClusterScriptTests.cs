@@ -134,7 +134,10 @@ public sealed partial class LocalClusterScriptTests(ITestOutputHelper output)
         }
     }
 
-    /// <summary>Starts the cluster at a random base port, trying another when one of its ports is taken (exit 3).</summary>
+    /// <summary>
+    /// Starts the cluster at a base port whose block of 100 (the script's layout, deploy/README.md)
+    /// <see cref="ReservedPorts"/> gives this test alone, below the ephemeral range.
+    /// </summary>
     private async Task<string> StartAsync(string dir, params string[] options)
     {
         if (File.Exists(Path.Combine(dir, "cluster.env")))
@@ -144,19 +147,10 @@ public sealed partial class LocalClusterScriptTests(ITestOutputHelper output)
             return restarted;
         }
 
-        for (var attempt = 0; ; attempt++)
-        {
-            var basePort = Random.Shared.Next(20000, 60000);
-            var (code, text) = await RunAsync(["start", "--dir", dir, "--base-port", basePort.ToString(System.Globalization.CultureInfo.InvariantCulture), .. options]);
-            if (code == 3 && attempt < 5)
-            {
-                File.Delete(Path.Combine(dir, "cluster.env"));
-                continue;
-            }
-
-            Assert.True(code == 0, $"start failed ({code}):\n{text}");
-            return text;
-        }
+        var basePort = ReservedPorts.TakeBlock(100);
+        var (code, text) = await RunAsync(["start", "--dir", dir, "--base-port", basePort.ToString(System.Globalization.CultureInfo.InvariantCulture), .. options]);
+        Assert.True(code == 0, $"start failed ({code}):\n{text}");
+        return text;
     }
 
     /// <summary>Whether the process exists and is not a zombie (the script's children are reaped by whoever adopts them, maybe later).</summary>

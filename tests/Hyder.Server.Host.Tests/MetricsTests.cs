@@ -1,5 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
 using System.Text;
 using System.Text.RegularExpressions;
 using Hyder.Client;
@@ -13,13 +11,8 @@ public sealed partial class MetricsTests(ITestOutputHelper output)
 {
     private static byte[] Bytes(string s) => Encoding.UTF8.GetBytes(s);
 
-    /// <summary>A port the OS says is free now (HttpListener cannot bind port 0 and report it).</summary>
-    internal static int FreePort()
-    {
-        using var probe = new TcpListener(IPAddress.Loopback, 0);
-        probe.Start();
-        return ((IPEndPoint)probe.LocalEndpoint).Port;
-    }
+    /// <summary>A reserved port below the ephemeral range (HttpListener cannot bind port 0 and report it).</summary>
+    internal static int FreePort() => Hyder.Testing.ReservedPorts.Take();
 
     /// <summary>The value of the first sample of <paramref name="metric"/> whose labels contain every one of <paramref name="labels"/>.</summary>
     internal static double Sample(string scrape, string metric, params string[] labels)

@@ -1,9 +1,9 @@
 using System.Buffers;
 using System.Diagnostics;
 using System.Net;
-using System.Net.Sockets;
 using Hyder.Log.Transport;
 using Hyder.Server.Broadcast;
+using Hyder.Testing;
 
 namespace Hyder.Server.Tests;
 
@@ -88,11 +88,6 @@ internal static class Cluster
         return hub.TryTake(position, writer) ? writer.WrittenSpan.ToArray() : null;
     }
 
-    /// <summary>A free loopback port (the OS may hand it out again; tests that use it accept that).</summary>
-    public static IPEndPoint FreeEndPoint()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return (IPEndPoint)listener.LocalEndpoint;
-    }
+    /// <summary>A loopback endpoint nothing listens on yet and no other test is given (<see cref="ReservedPorts"/>).</summary>
+    public static IPEndPoint FreeEndPoint() => ReservedPorts.TakeEndPoint();
 }

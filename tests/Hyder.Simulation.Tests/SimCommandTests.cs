@@ -1,3 +1,5 @@
+using System.Globalization;
+using System.Text.RegularExpressions;
 using Xunit;
 
 namespace Hyder.Simulation.Tests;
@@ -39,11 +41,18 @@ public sealed class SimCommandTests
     }
 
     [Fact]
-    public void SeedsReportTheirTotals()
+    public void SeedsReportTheirTotalsAndTheirFailedAttemptsByCause()
     {
         var (code, output, _) = Run("--seeds", "3", "--start", "10", "--duration-ms", "300");
         Assert.Equal(0, code);
         Assert.Contains("3 seeds passed (10..12) with faults 'default'", output);
         Assert.Contains("totals: txns ok", output);
+        Assert.Matches(@"per seed: \d+ transactions committed, \d+ ordinals melded", output);
+
+        // Every failed attempt is counted under one cause, and the causes add up to the total.
+        var failed = int.Parse(Regex.Match(output, @"totals: txns ok \d+ / fail (\d+)").Groups[1].Value, CultureInfo.InvariantCulture);
+        var byCause = Regex.Matches(output, @"^\s+(\d+)\s+[\d.]+ %  (server down|server starting|refused|aborted by meld)", RegexOptions.Multiline);
+        Assert.NotEmpty(byCause);
+        Assert.Equal(failed, byCause.Sum(m => int.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture)));
     }
 }

@@ -55,10 +55,7 @@ public class CliTests
     [Fact]
     public async Task AnUnreachableServerEndsTheRunWithExitCodeOne()
     {
-        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        var port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-        listener.Stop();
+        var port = Hyder.Testing.ReservedPorts.Take(); // nothing listens on it, and no other test is given it
         var (code, output, error) = await RunAsync("run", "--load", "--connect", $"Endpoint=http://127.0.0.1:{port};Timeout=5", "--record-count", "10", "--operations", "1");
         Assert.Equal(1, code);
         Assert.Contains($"error: the Hyder server at http://127.0.0.1:{port}/ failed", error, StringComparison.Ordinal);

@@ -104,6 +104,13 @@ internal static class SimCommand
 
         output.WriteLine($"{ran} seeds passed ({start}..{start + ran - 1}) with faults '{faults.Name}' in {clock.Elapsed.TotalSeconds:F1} s");
         output.WriteLine($"totals: {totals}");
+        output.WriteLine($"per seed: {(double)totals.Committed / ran:F0} transactions committed, {(double)totals.Ordinals / ran:F0} ordinals melded");
+        output.WriteLine("failed attempts by cause:");
+        foreach (var (cause, count) in totals.FailCauses.OrderByDescending(c => c.Value).ThenBy(c => c.Key, StringComparer.Ordinal))
+        {
+            output.WriteLine($"  {count,8}  {100.0 * count / Math.Max(1, totals.Failed),5:F1} %  {cause}");
+        }
+
         return 0;
     }
 }

@@ -162,12 +162,13 @@ internal sealed class ServerNode
     }
 
     /// <summary>Runs one transaction of the checker's workload through the engine API; the reads are filled in on success.</summary>
-    public async Task<(TxnOutcome Outcome, Mop[]? Completed)> ExecuteAsync(Mop[] mops, IsolationLevel isolation)
+    /// <remarks>A <see cref="TxnOutcome.Fail"/> comes with its cause, for <see cref="SimStats.FailCauses"/>.</remarks>
+    public async Task<(TxnOutcome Outcome, Mop[]? Completed, string? FailCause)> ExecuteAsync(Mop[] mops, IsolationLevel isolation)
     {
         if (_server is not { } server || _log.Halted)
         {
             // Still starting: nothing was sent.
-            return (TxnOutcome.Fail, null);
+            return (TxnOutcome.Fail, null, "server starting or its log halted");
         }
 
         var completed = new Mop[mops.Length];
@@ -177,9 +178,9 @@ internal sealed class ServerNode
         {
             tx = server.Begin(isolation);
         }
-        catch (EngineException)
+        catch (EngineException e)
         {
-            return (TxnOutcome.Fail, null);
+            return (TxnOutcome.Fail, null, $"refused at begin ({e.Code})");
         }
 
         try
@@ -191,16 +192,16 @@ internal sealed class ServerNode
 
             commit = tx.CommitAsync().AsTask();
         }
-        catch (EngineException)
+        catch (EngineException e)
         {
             // Refused before anything was appended (stopping, or no admission slot).
             tx.Abort();
-            return (TxnOutcome.Fail, null);
+            return (TxnOutcome.Fail, null, $"refused during execution ({e.Code})");
         }
 
         if (await Task.WhenAny(commit, _crashed.Task) != commit)
         {
-            return (TxnOutcome.Info, null);
+            return (TxnOutcome.Info, null, null);
         }
 
         TransactionOutcome outcome;
@@ -208,16 +209,16 @@ internal sealed class ServerNode
         {
             outcome = await commit;
         }
-        catch (EngineException)
+        catch (EngineException e)
         {
-            return (TxnOutcome.Fail, null);
+            return (TxnOutcome.Fail, null, $"refused at commit ({e.Code})");
         }
 
         return outcome.Status switch
         {
-            TransactionStatus.Committed => (TxnOutcome.Ok, completed),
-            TransactionStatus.Aborted => (TxnOutcome.Fail, null),
-            _ => (TxnOutcome.Info, null),
+            TransactionStatus.Committed => (TxnOutcome.Ok, completed, null),
+            TransactionStatus.Aborted => (TxnOutcome.Fail, null, $"aborted by meld ({outcome.Cause})"),
+            _ => (TxnOutcome.Info, null, null),
         };
     }
 

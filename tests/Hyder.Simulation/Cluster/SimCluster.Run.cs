@@ -65,12 +65,12 @@ internal sealed partial class SimCluster
                 {
                     // Nothing was sent: certainly not committed.
                     _history.Fail(process);
-                    Stats.Failed++;
+                    Stats.Fail("server down (nothing sent)");
                     Trace.Add($"p{process} fail: {server} is down");
                     continue;
                 }
 
-                var (outcome, completed) = await live.ExecuteAsync(mops, Options.Isolation);
+                var (outcome, completed, cause) = await live.ExecuteAsync(mops, Options.Isolation);
                 switch (outcome)
                 {
                     case TxnOutcome.Ok:
@@ -79,7 +79,7 @@ internal sealed partial class SimCluster
                         break;
                     case TxnOutcome.Fail:
                         _history.Fail(process);
-                        Stats.Failed++;
+                        Stats.Fail(cause!);
                         break;
                     default:
                         _history.Info(process);

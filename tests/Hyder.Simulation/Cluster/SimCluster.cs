@@ -320,6 +320,16 @@ public sealed class SimStats
 
     public int Failed { get; set; }
 
+    /// <summary>The failed attempts by cause (a down server, a refusal with its error code, a meld abort with its cause).</summary>
+    public SortedDictionary<string, int> FailCauses { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>Counts one failed attempt of <paramref name="cause"/>.</summary>
+    public void Fail(string cause)
+    {
+        Failed++;
+        FailCauses[cause] = FailCauses.GetValueOrDefault(cause) + 1;
+    }
+
     public int Indeterminate { get; set; }
 
     public int UnitCrashes { get; set; }
@@ -350,6 +360,10 @@ public sealed class SimStats
     {
         Committed += other.Committed;
         Failed += other.Failed;
+        foreach (var (cause, count) in other.FailCauses)
+        {
+            FailCauses[cause] = FailCauses.GetValueOrDefault(cause) + count;
+        }
         Indeterminate += other.Indeterminate;
         UnitCrashes += other.UnitCrashes;
         ServerCrashes += other.ServerCrashes;

@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
 
 namespace Hyder.Soak.Cluster;
 
@@ -36,6 +34,14 @@ public sealed record LocalClusterOptions
 
     /// <summary>Where each process runs (by name); loopback when null.</summary>
     public Func<string, Placement>? Place { get; init; }
+
+    /// <summary>
+    /// The endpoint (ADDRESS:PORT) others are given for a link in place of its own, such as a fault
+    /// proxy's; called once per link when the cluster is laid out. Links: <c>projection</c>,
+    /// <c>sequencer</c> and <c>unit-N</c> (as the log's projection and every log client name them),
+    /// and <c>server-I-&gt;server-J</c> (server I's intention broadcast to server J). Direct when null.
+    /// </summary>
+    public Func<string, string, string>? Route { get; init; }
 }
 
 /// <summary>
@@ -48,6 +54,8 @@ public sealed record LocalClusterOptions
 public sealed class LocalCluster : IAsyncDisposable
 {
     private readonly List<ClusterProcess> _all = [];
+    private string[] _advertised = [];
+    private string _advertisedSequencer = "";
 
     private LocalCluster(LocalClusterOptions options) => Options = options;
 
@@ -150,7 +158,8 @@ public sealed class LocalCluster : IAsyncDisposable
         var ports = new PortPicker();
         Placement projectionPlace = place("projection");
         var projectionPort = ports.Pick(projectionPlace);
-        var projectionStore = $"tcp:{projectionPlace.Address}:{projectionPort}";
+        string Route(string link, string endpoint) => o.Route?.Invoke(link, endpoint) ?? endpoint;
+        var projectionStore = $"tcp:{Route("projection", $"{projectionPlace.Address}:{projectionPort}")}";
 
         ClusterProcess Log(string name, Placement at, int port, params string[] roleArguments)
         {
@@ -172,6 +181,8 @@ public sealed class LocalCluster : IAsyncDisposable
         Units = units;
         var sequencerPlace = place("sequencer");
         Sequencer = Log("sequencer", sequencerPlace, ports.Pick(sequencerPlace), "--role", "sequencer", "--projection-store", projectionStore);
+        _advertised = [.. units.Select(u => Route(u.Name, u.Endpoint))];
+        _advertisedSequencer = Route("sequencer", Sequencer.Endpoint);
 
         var serverPlaces = Enumerable.Range(1, o.Servers).Select(i => place($"server-{i}")).ToArray();
         var grpcPorts = serverPlaces.Select(ports.Pick).ToArray();
@@ -194,7 +205,7 @@ public sealed class LocalCluster : IAsyncDisposable
             {
                 if (p != i)
                 {
-                    command.AddRange(["--peer", $"{serverPlaces[p].Address}:{broadcastPorts[p]}"]);
+                    command.AddRange(["--peer", Route($"server-{i + 1}->server-{p + 1}", $"{serverPlaces[p].Address}:{broadcastPorts[p]}")]);
                 }
             }
 
@@ -216,7 +227,7 @@ public sealed class LocalCluster : IAsyncDisposable
         var o = Options;
         var info = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         info.Environment["DOTNET_EnableDiagnostics"] = "0";
-        foreach (var word in (string[])[o.Hosts.LogHost, "admin", "--cluster-allow-plaintext", "--projection-store", $"tcp:{Projection.Endpoint}", "bootstrap", "--sequencer", Sequencer.Endpoint])
+        foreach (var word in (string[])[o.Hosts.LogHost, "admin", "--cluster-allow-plaintext", "--projection-store", $"tcp:{Projection.Endpoint}", "bootstrap", "--sequencer", _advertisedSequencer])
         {
             info.ArgumentList.Add(word);
         }
@@ -224,7 +235,7 @@ public sealed class LocalCluster : IAsyncDisposable
         for (var c = 0; c < o.Units / o.Replicas; c++)
         {
             info.ArgumentList.Add("--chain");
-            info.ArgumentList.Add(string.Join(',', Units.Skip(c * o.Replicas).Take(o.Replicas).Select(u => u.Endpoint)));
+            info.ArgumentList.Add(string.Join(',', _advertised.Skip(c * o.Replicas).Take(o.Replicas)));
         }
 
         using var admin = Process.Start(info) ?? throw new InvalidOperationException("could not start hyder-log admin");
@@ -241,32 +252,17 @@ public sealed class LocalCluster : IAsyncDisposable
     private static string Port(int port) => port.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     /// <summary>
-    /// Ports for the processes: on this machine's loopback, one the OS reports free (bound to
-    /// port 0, then released) and not handed out before; inside a namespace of its own (a
-    /// prefix), counted up from 17100, since nothing else listens there.
+    /// Ports for the processes, fixed for the cluster's life (a restarted process comes back on
+    /// its port, and projections name units by it): on this machine's loopback, ports from
+    /// <see cref="Hyder.Testing.ReservedPorts"/>, below the ephemeral range and locked against
+    /// other processes that use it, so neither a reconnect's source port nor a parallel test takes
+    /// one while its process is down; inside a namespace of its own (a prefix), counted up from
+    /// 17100, since nothing else listens there.
     /// </summary>
     private sealed class PortPicker
     {
-        private readonly HashSet<int> _taken = [];
         private int _next = 17100;
 
-        public int Pick(Placement at)
-        {
-            if (at.Prefix.Count > 0)
-            {
-                return _next++;
-            }
-
-            while (true)
-            {
-                using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-                probe.Bind(new IPEndPoint(IPAddress.Parse(at.Address), 0));
-                var port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-                if (_taken.Add(port))
-                {
-                    return port;
-                }
-            }
-        }
+        public int Pick(Placement at) => at.Prefix.Count > 0 ? _next++ : Hyder.Testing.ReservedPorts.Take();
     }
 }
