@@ -1,5 +1,5 @@
 using Google.Protobuf;
-using Hyder.Rpc;
+using Grpc.Core;
 using V1 = Hyder.Api.V1;
 
 namespace Hyder.Client;
