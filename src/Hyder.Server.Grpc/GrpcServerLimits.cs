@@ -30,8 +30,8 @@ public sealed class GrpcServerLimits
     /// Slow requests: a unary or server-streaming call's request must keep arriving at Kestrel's
     /// minimum body data rate (240 bytes/s) once this grace period has passed, or the call is cut
     /// off. Grpc.AspNetCore lifts the rate for client-streaming and duplex calls (Transact), whose
-    /// requests may pause as long as they like between messages. Default 30 s; null turns the
-    /// minimum rate off.
+    /// requests may pause as long as they like between messages. Default 30 s (at least 2 s: Kestrel
+    /// needs a grace period over 1 s); null turns the minimum rate off.
     /// </summary>
     public TimeSpan? RequestTimeout { get; set; } = TimeSpan.FromSeconds(30);
 }

@@ -36,6 +36,8 @@ public sealed class HyderGrpcServer : IAsyncDisposable
     /// <summary>The service name health reports for the Hyder service.</summary>
     public const string ServiceName = "hyder.v1.Hyder";
 
+    private static readonly TimeSpan s_shortestGrace = TimeSpan.FromSeconds(2);
+
     private readonly WebApplication _app;
     private readonly HealthServiceImpl _health;
     private readonly TimeSpan _shutdownTimeout;
@@ -173,7 +175,8 @@ public sealed class HyderGrpcServer : IAsyncDisposable
 
         // Grpc.AspNetCore lifts the rate for client-streaming and duplex calls, so it bounds only
         // the requests of unary and server-streaming calls.
-        kestrel.MinRequestBodyDataRate = limits.RequestTimeout is { } grace ? new MinDataRate(240, grace) : null;
+        // Kestrel wants a grace period over 1 s.
+        kestrel.MinRequestBodyDataRate = limits.RequestTimeout is { } grace ? new MinDataRate(240, grace < s_shortestGrace ? s_shortestGrace : grace) : null;
     }
 
     private static HttpsConnectionAdapterOptions Https(GrpcServerTls tls)

@@ -1,3 +1,6 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Http.Headers;
 using Grpc.Core;
 using Xunit;
 
@@ -66,5 +69,81 @@ public sealed class LimitTests
         Assert.Equal(StatusCode.ResourceExhausted, e.StatusCode);
         Assert.Null(server.Engine.Peek("big"u8.ToArray()));
         await server.Client.GetStatusAsync();
+    }
+
+    [Theory]
+    [InlineData(0)] // headers, then nothing
+    [InlineData(3)] // headers and part of a message prefix, then nothing
+    [InlineData(9)] // a whole prefix and part of the message
+    public async Task ASlowUnaryRequestIsCutOffWhileOtherCallsSucceed(int sent)
+    {
+        await using var server = await TestServer.StartAsync(configureServer: o => o.Limits.RequestTimeout = TimeSpan.FromSeconds(2));
+        var message = new Api.V1.ReadRequest();
+        message.Keys.Add(Google.Protobuf.ByteString.CopyFromUtf8("a key long enough to be cut"));
+        var frame = new byte[5 + message.CalculateSize()];
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(frame.AsSpan(1), message.CalculateSize());
+        Google.Protobuf.MessageExtensions.ToByteArray(message).CopyTo(frame, 5);
+        using var hold = new CancellationTokenSource();
+        using var http = new HttpClient(new SocketsHttpHandler()) { Timeout = Timeout.InfiniteTimeSpan };
+        var watch = Stopwatch.StartNew();
+        var slow = SendAsync(http, new Uri(server.Server.Address, "/hyder.v1.Hyder/Read"), new TrickleContent(frame[..sent], hold.Token));
+
+        // Meanwhile another client's calls succeed.
+        for (var i = 0; i < 5; i++)
+        {
+            await server.Client.GetStatusAsync();
+        }
+
+        var outcome = await slow.WaitAsync(TimeSpan.FromSeconds(20));
+        await hold.CancelAsync();
+        Assert.NotEqual("0", outcome);
+        Assert.InRange(watch.Elapsed, TimeSpan.FromSeconds(1.9), TimeSpan.FromSeconds(15));
+    }
+
+    /// <summary>The call's grpc-status, or the failure that ended it.</summary>
+    private static async Task<string> SendAsync(HttpClient http, Uri uri, HttpContent content)
+    {
+        content.Headers.ContentType = new MediaTypeHeaderValue("application/grpc");
+        using var request = new HttpRequestMessage(HttpMethod.Post, uri) { Version = HttpVersion.Version20, VersionPolicy = HttpVersionPolicy.RequestVersionExact, Content = content };
+        request.Headers.TE.Add(new TransferCodingWithQualityHeaderValue("trailers"));
+        try
+        {
+            using var response = await http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead);
+            await response.Content.ReadAsByteArrayAsync();
+            return response.TrailingHeaders.TryGetValues("grpc-status", out var trailer) ? trailer.Single()
+                : response.Headers.TryGetValues("grpc-status", out var header) ? header.Single()
+                : $"HTTP {(int)response.StatusCode}";
+        }
+        catch (HttpRequestException e)
+        {
+            return e.GetType().Name + ": " + e.Message;
+        }
+        catch (IOException e)
+        {
+            return e.GetType().Name + ": " + e.Message;
+        }
+    }
+
+    /// <summary>Sends some bytes, then nothing until the test lets go.</summary>
+    private sealed class TrickleContent(byte[] bytes, CancellationToken hold) : HttpContent
+    {
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
+        {
+            await stream.WriteAsync(bytes, hold);
+            await stream.FlushAsync(hold);
+            try
+            {
+                await Task.Delay(Timeout.Infinite, hold);
+            }
+            catch (OperationCanceledException)
+            {
+            }
+        }
+
+        protected override bool TryComputeLength(out long length)
+        {
+            length = 0;
+            return false;
+        }
     }
 }
