@@ -100,6 +100,18 @@ public sealed class LimitTests
         Assert.InRange(watch.Elapsed, TimeSpan.FromSeconds(1.9), TimeSpan.FromSeconds(15));
     }
 
+    [Fact]
+    public async Task AMessageWithANestedLengthNearIntMaxIsInternalAndTheServerCarriesOn()
+    {
+        // The fuzzer's find (docs/reliability.md): begin, a put, then an operation whose key claims 2^31 - 1 bytes.
+        var frames = Convert.FromHexString("00000000020A00" + "000000000F120D080112026B321A0576616C7565" + "000000000C12FFFFFFFF07080312016122017A280A" + "00000000021A00");
+        await using var server = await TestServer.StartAsync();
+        using var http = new HttpClient(new SocketsHttpHandler()) { Timeout = TimeSpan.FromSeconds(20) };
+        Assert.Equal("13", await SendAsync(http, new Uri(server.Server.Address, "/hyder.v1.Hyder/Transact"), new ByteArrayContent(frames)));
+        Assert.Null(server.Engine.Peek("k2"u8.ToArray()));
+        await server.Client.GetStatusAsync();
+    }
+
     /// <summary>The call's grpc-status, or the failure that ended it.</summary>
     private static async Task<string> SendAsync(HttpClient http, Uri uri, HttpContent content)
     {
