@@ -1,4 +1,4 @@
-using Hyder.Rpc;
+using Grpc.Core;
 namespace Hyder.Client;
 
 /// <summary>A call to a Hyder server failed; <see cref="StatusCode"/> says how.</summary>

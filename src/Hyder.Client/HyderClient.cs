@@ -1,7 +1,10 @@
 using System.Diagnostics.Metrics;
+using System.Net.Security;
 using System.Runtime.CompilerServices;
-using Hyder.Api;
-using Hyder.Rpc;
+using System.Security.Cryptography.X509Certificates;
+using Grpc.Core;
+using Grpc.Net.Client;
+using Hyder.Security;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using V1 = Hyder.Api.V1;
@@ -9,14 +12,21 @@ using V1 = Hyder.Api.V1;
 namespace Hyder.Client;
 
 /// <summary>
-/// A client of one Hyder server over gRPC. Thread-safe: share one per server and process; calls
-/// multiplex over HTTP/2 connections.
+/// A client of one Hyder server over gRPC (Grpc.Net.Client and the stub Grpc.Tools generates from
+/// hyder.proto). Thread-safe: share one per server and process; calls multiplex over HTTP/2
+/// connections. <c>services.AddHyderClient(...)</c> registers one through Grpc.Net.ClientFactory.
 /// </summary>
 /// <remarks>
 /// Failures surface as <see cref="TransactionAbortedException"/> (the transaction aborted; retry),
 /// <see cref="TransactionOutcomeUnknownException"/>, <see cref="HyderException"/> with the gRPC
 /// status code for everything else, and <see cref="OperationCanceledException"/> when the caller's
-/// token cancels a call.
+/// token cancels a call. Each call's deadline is <see cref="HyderClientSettings.Timeout"/> from its
+/// start (an interactive transaction's covers the whole stream). UNAVAILABLE (the server could not
+/// be reached, or refused before doing anything) is retried after a backoff, up to
+/// <see cref="HyderClientSettings.MaxRetries"/> times, only where running the call twice cannot
+/// change anything: snapshot reads, status, state hashes, a one-shot transaction whose operations
+/// only read, a scan before its first rows, and the begin of an interactive transaction. A write
+/// and a commit are never sent twice: their outcome may be unknown.
 /// </remarks>
 public sealed partial class HyderClient : IAsyncDisposable
 {
@@ -28,25 +38,46 @@ public sealed partial class HyderClient : IAsyncDisposable
     private static readonly Counter<long> s_aborts = s_meter.CreateCounter<long>("hyder.client.aborts", description: "Transactions aborted.");
     private static readonly Counter<long> s_retries = s_meter.CreateCounter<long>("hyder.client.retries", description: "Aborted transactions run again by the retry helper.");
 
-    private readonly RpcChannel _channel;
+    private readonly GrpcChannel? _channel;
+    private readonly Metadata? _headers;
     private readonly ILogger _logger;
 
-    /// <summary>Creates a client.</summary>
+    /// <summary>Creates a client with a channel of its own.</summary>
     /// <param name="settings">Where the server is and how to call it.</param>
     /// <param name="logger">Where retries and failures are logged; none when null.</param>
     public HyderClient(HyderClientSettings settings, ILogger? logger = null)
+        : this(logger, settings, null)
+    {
+    }
+
+    /// <summary>Creates a client over a generated stub (Grpc.Net.ClientFactory's); the stub's channel is not the client's to dispose.</summary>
+    /// <param name="settings">How to call the server (timeout, retries, token); the endpoint and TLS settings are the stub's channel's.</param>
+    /// <param name="stub">The generated client.</param>
+    /// <param name="logger">Where retries and failures are logged; none when null.</param>
+    public HyderClient(HyderClientSettings settings, Api.V1.Hyder.HyderClient stub, ILogger? logger = null)
+        : this(logger, settings, stub ?? throw new ArgumentNullException(nameof(stub)))
+    {
+    }
+
+    private HyderClient(ILogger? logger, HyderClientSettings settings, Api.V1.Hyder.HyderClient? stub)
     {
         ArgumentNullException.ThrowIfNull(settings);
         Settings = settings;
         _logger = logger ?? NullLogger.Instance;
-        _channel = new RpcChannel(settings.Endpoint, new RpcChannelOptions
+        if (stub is { } given)
         {
-            MaxReceiveMessageSize = settings.MaxMessageBytes,
-            MaxSendMessageSize = settings.MaxMessageBytes,
-            TrustedCertificateAuthorities = settings.TrustedCertificateAuthorities,
-            ClientCertificate = settings.ClientCertificate,
-            BearerToken = settings.Token,
-        });
+            Stub = given;
+        }
+        else
+        {
+            _channel = GrpcChannel.ForAddress(settings.Endpoint, ChannelOptions(settings, CreateHandler(settings)));
+            Stub = new Api.V1.Hyder.HyderClient(_channel);
+        }
+
+        if (settings.Token is { Length: > 0 } token)
+        {
+            _headers = new Metadata { { "authorization", "Bearer " + token } };
+        }
     }
 
     /// <summary>Creates a client from a connection string (<see cref="HyderClientSettings.Parse"/>).</summary>
@@ -60,7 +91,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <summary>The settings.</summary>
     public HyderClientSettings Settings { get; }
 
-    internal RpcChannel Channel => _channel;
+    internal Api.V1.Hyder.HyderClient Stub { get; }
 
     internal ILogger Logger => _logger;
 
@@ -82,7 +113,8 @@ public sealed partial class HyderClient : IAsyncDisposable
             request.Operations.Add(Wire.ToMessage(operation));
         }
 
-        var response = await UnaryAsync(HyderMethods.Execute, request, cancellationToken).ConfigureAwait(false);
+        var readOnly = request.Operations.All(o => o.Kind is V1.OperationKind.Get or V1.OperationKind.Scan);
+        var response = await UnaryAsync((r, o) => Stub.ExecuteAsync(r, o), request, retry: readOnly, cancellationToken).ConfigureAwait(false);
         CountOutcome(response.Outcome);
         Wire.EnsureCommitted(response.Outcome);
         return new CommitResult(response.Outcome.Ordinal, response.Outcome.SnapshotSequence, response.Results.Select(Wire.FromMessage).ToArray());
@@ -101,7 +133,7 @@ public sealed partial class HyderClient : IAsyncDisposable
             request.Keys.Add(Wire.Bytes(key));
         }
 
-        var response = await UnaryAsync(HyderMethods.Read, request, cancellationToken).ConfigureAwait(false);
+        var response = await UnaryAsync((r, o) => Stub.ReadAsync(r, o), request, retry: true, cancellationToken).ConfigureAwait(false);
         return response.Results.Select(r => r.Found ? r.Value.ToByteArray() : null).ToArray();
     }
 
@@ -117,28 +149,41 @@ public sealed partial class HyderClient : IAsyncDisposable
     public async IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(byte[]? low, byte[]? high, int limit = 0, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         var request = new V1.ScanRequest { Low = Wire.Bytes(low), High = Wire.Bytes(high), Limit = limit };
-        using var call = _channel.ServerStreamingCall(HyderMethods.Scan, request, Options(cancellationToken));
-        while (true)
+        for (var attempt = 0; ; attempt++)
         {
-            V1.ScanResponse batch;
-            try
+            var received = false;
+            using (var call = Stub.Scan(request, Options(cancellationToken)))
             {
-                if (!await call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false))
+                while (true)
                 {
-                    yield break;
+                    V1.ScanResponse batch;
+                    try
+                    {
+                        if (!await call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false))
+                        {
+                            yield break;
+                        }
+
+                        batch = call.ResponseStream.Current;
+                    }
+                    catch (RpcException e) when (!received && Retryable(e, attempt, cancellationToken))
+                    {
+                        break;
+                    }
+                    catch (RpcException e)
+                    {
+                        throw Wire.Translate(e, cancellationToken);
+                    }
+
+                    received = true;
+                    foreach (var row in batch.Rows)
+                    {
+                        yield return new(row.Key.ToByteArray(), row.Value.ToByteArray());
+                    }
                 }
-
-                batch = call.ResponseStream.Current;
-            }
-            catch (RpcException e)
-            {
-                throw Wire.Translate(e, cancellationToken);
             }
 
-            foreach (var row in batch.Rows)
-            {
-                yield return new(row.Key.ToByteArray(), row.Value.ToByteArray());
-            }
+            await BackoffAsync(attempt, cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -154,7 +199,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <returns>The status.</returns>
     public async Task<HyderClusterStatus> GetStatusAsync(CancellationToken cancellationToken = default)
     {
-        var r = await UnaryAsync(HyderMethods.Status, new V1.StatusRequest(), cancellationToken).ConfigureAwait(false);
+        var r = await UnaryAsync((r, o) => Stub.StatusAsync(r, o), new V1.StatusRequest(), retry: true, cancellationToken).ConfigureAwait(false);
         return new HyderClusterStatus(r.ServerId, r.LastMelded, r.CommittedSequence, r.InFlight, r.Committed, r.Aborted, r.Pipeline, r.Peers.ToArray())
         {
             Gen2Collections = r.Gen2Collections,
@@ -169,7 +214,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <returns>The hash.</returns>
     public async Task<HyderStateHash> GetStateHashAsync(long atLeastOrdinal = 0, CancellationToken cancellationToken = default)
     {
-        var r = await UnaryAsync(HyderMethods.StateHash, new V1.StateHashRequest { AtLeastOrdinal = atLeastOrdinal }, cancellationToken).ConfigureAwait(false);
+        var r = await UnaryAsync((r, o) => Stub.StateHashAsync(r, o), new V1.StateHashRequest { AtLeastOrdinal = atLeastOrdinal }, retry: true, cancellationToken).ConfigureAwait(false);
         return new HyderStateHash(r.Ordinal, r.Sequence, r.Hash);
     }
 
@@ -177,18 +222,72 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <param name="cancellationToken">Cancels the call.</param>
     /// <returns>The ordinal the checkpoint restarts after.</returns>
     public async Task<long> CheckpointAsync(CancellationToken cancellationToken = default) =>
-        (await UnaryAsync(HyderMethods.Checkpoint, new V1.CheckpointRequest(), cancellationToken).ConfigureAwait(false)).Ordinal;
+        (await UnaryAsync((r, o) => Stub.CheckpointAsync(r, o), new V1.CheckpointRequest(), retry: false, cancellationToken).ConfigureAwait(false)).Ordinal;
 
-    /// <summary>Closes the connections.</summary>
+    /// <summary>Closes the connections of the client's own channel (not those of a stub it was given).</summary>
     /// <returns>A completed task.</returns>
     public ValueTask DisposeAsync()
     {
-        _channel.Dispose();
+        _channel?.Dispose();
         return ValueTask.CompletedTask;
     }
 
+    /// <summary>The HTTP/2 handler of a channel to the server: TLS trust and client certificate from the settings.</summary>
+    /// <param name="settings">The settings.</param>
+    /// <returns>The handler.</returns>
+    public static SocketsHttpHandler CreateHandler(HyderClientSettings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        var handler = new SocketsHttpHandler
+        {
+            EnableMultipleHttp2Connections = true,
+            ConnectTimeout = TimeSpan.FromSeconds(10),
+            PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
+            KeepAlivePingDelay = TimeSpan.FromSeconds(60),
+            KeepAlivePingTimeout = TimeSpan.FromSeconds(30),
+        };
+        if (settings.TrustedCertificateAuthorities is { } authorities)
+        {
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, certificate, chain, errors) =>
+                certificate is X509Certificate2 server
+                && (errors & ~SslPolicyErrors.RemoteCertificateChainErrors) == SslPolicyErrors.None // the name must match
+                && RpcTls.IsTrusted(server, chain, authorities, RpcTls.ServerAuthOid);
+        }
+
+        if (settings.ClientCertificate is { } client)
+        {
+            handler.SslOptions.ClientCertificates = [client];
+            handler.SslOptions.LocalCertificateSelectionCallback = (_, _, _, _, _) => client;
+        }
+
+        return handler;
+    }
+
+    /// <summary>The channel options of the settings: message size caps and the handler.</summary>
+    internal static GrpcChannelOptions ChannelOptions(HyderClientSettings settings, HttpMessageHandler handler) => new()
+    {
+        HttpHandler = handler,
+        DisposeHttpClient = true,
+        MaxReceiveMessageSize = settings.MaxMessageBytes,
+        MaxSendMessageSize = settings.MaxMessageBytes,
+    };
+
     internal CallOptions Options(CancellationToken cancellationToken) =>
-        new(Deadline: Settings.Timeout is { } timeout ? DateTime.UtcNow + timeout : null, CancellationToken: cancellationToken);
+        new(_headers, Settings.Timeout is { } timeout ? DateTime.UtcNow + timeout : null, cancellationToken);
+
+    /// <summary>Whether a failed attempt may run again: UNAVAILABLE, retries left, and the caller still waiting.</summary>
+    internal bool Retryable(RpcException e, int attempt, CancellationToken cancellationToken)
+    {
+        if (e.StatusCode != StatusCode.Unavailable || attempt >= Settings.MaxRetries || cancellationToken.IsCancellationRequested)
+        {
+            return false;
+        }
+
+        Log.RetryingUnavailable(_logger, e.Status.Detail, attempt + 1, Settings.MaxRetries);
+        return true;
+    }
+
+    internal Task BackoffAsync(int attempt, CancellationToken cancellationToken) => Task.Delay(Backoff(attempt), cancellationToken);
 
     internal static void CountOutcome(V1.Outcome? outcome)
     {
@@ -202,18 +301,24 @@ public sealed partial class HyderClient : IAsyncDisposable
         }
     }
 
-    private async Task<TResponse> UnaryAsync<TRequest, TResponse>(Method<TRequest, TResponse> method, TRequest request, CancellationToken cancellationToken)
-        where TRequest : class, Google.Protobuf.IMessage<TRequest>
-        where TResponse : class, Google.Protobuf.IMessage<TResponse>
+    private async Task<TResponse> UnaryAsync<TRequest, TResponse>(Func<TRequest, CallOptions, AsyncUnaryCall<TResponse>> start, TRequest request, bool retry, CancellationToken cancellationToken)
     {
-        using var call = _channel.UnaryCall(method, request, Options(cancellationToken));
-        try
+        for (var attempt = 0; ; attempt++)
         {
-            return await call.ResponseAsync.ConfigureAwait(false);
-        }
-        catch (RpcException e)
-        {
-            throw Wire.Translate(e, cancellationToken);
+            using var call = start(request, Options(cancellationToken));
+            try
+            {
+                return await call.ResponseAsync.ConfigureAwait(false);
+            }
+            catch (RpcException e) when (retry && Retryable(e, attempt, cancellationToken))
+            {
+            }
+            catch (RpcException e)
+            {
+                throw Wire.Translate(e, cancellationToken);
+            }
+
+            await BackoffAsync(attempt, cancellationToken).ConfigureAwait(false);
         }
     }
 }

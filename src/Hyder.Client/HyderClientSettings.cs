@@ -2,7 +2,7 @@ using System.Data.Common;
 using System.Globalization;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using Hyder.Rpc.Security;
+using Hyder.Security;
 
 namespace Hyder.Client;
 

@@ -1,5 +1,4 @@
-using Hyder.Api;
-using Hyder.Rpc;
+using Grpc.Core;
 using V1 = Hyder.Api.V1;
 
 namespace Hyder.Client;
@@ -182,20 +181,29 @@ public sealed class HyderTransaction : IAsyncDisposable
     internal static async Task<HyderTransaction> BeginAsync(HyderClient client, IsolationLevel isolation, CancellationToken cancellationToken)
     {
         var begin = new V1.TransactRequest { Begin = new V1.BeginRequest { Isolation = Wire.ToMessage(isolation) } };
+        for (var attempt = 0; ; attempt++)
+        {
+            // The stream's deadline covers the transaction; the caller's token covers only the begin.
+            var call = client.Stub.Transact(client.Options(CancellationToken.None));
+            var transaction = new HyderTransaction(client, call, isolation);
+            try
+            {
+                var response = await transaction.RoundTripAsync(begin, V1.TransactResponse.ResponseOneofCase.Begun, cancellationToken, attempt).ConfigureAwait(false);
+                transaction.SnapshotSequence = response.Begun.SnapshotSequence;
+                return transaction;
+            }
+            catch (RetryBeginException)
+            {
+                call.Dispose();
+            }
+            catch
+            {
+                call.Dispose();
+                throw;
+            }
 
-        // The stream's deadline covers the transaction; the caller's token covers only the begin.
-        var call = client.Channel.DuplexStreamingCall(HyderMethods.Transact, client.Options(CancellationToken.None));
-        var transaction = new HyderTransaction(client, call, isolation);
-        try
-        {
-            var response = await transaction.RoundTripAsync(begin, V1.TransactResponse.ResponseOneofCase.Begun, cancellationToken).ConfigureAwait(false);
-            transaction.SnapshotSequence = response.Begun.SnapshotSequence;
-            return transaction;
-        }
-        catch
-        {
-            call.Dispose();
-            throw;
+            // Nothing had begun: a new stream may.
+            await client.BackoffAsync(attempt, cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -205,7 +213,7 @@ public sealed class HyderTransaction : IAsyncDisposable
         return (await RoundTripAsync(request, V1.TransactResponse.ResponseOneofCase.Result, cancellationToken).ConfigureAwait(false)).Result;
     }
 
-    private async Task<V1.TransactResponse> RoundTripAsync(V1.TransactRequest request, V1.TransactResponse.ResponseOneofCase expected, CancellationToken cancellationToken)
+    private async Task<V1.TransactResponse> RoundTripAsync(V1.TransactRequest request, V1.TransactResponse.ResponseOneofCase expected, CancellationToken cancellationToken, int beginAttempt = -1)
     {
         if (_state != State.Active)
         {
@@ -229,6 +237,11 @@ public sealed class HyderTransaction : IAsyncDisposable
             return response.ResponseCase == expected
                 ? response
                 : throw new HyderException(StatusCode.Internal, $"The server answered {response.ResponseCase} where {expected} was due.");
+        }
+        catch (RpcException e) when (beginAttempt >= 0 && _client.Retryable(e, beginAttempt, cancellationToken))
+        {
+            _state = State.Failed;
+            throw new RetryBeginException();
         }
         catch (RpcException e)
         {
@@ -260,4 +273,7 @@ public sealed class HyderTransaction : IAsyncDisposable
             // The outcome is known; how the stream ends no longer matters.
         }
     }
+
+    /// <summary>The begin failed with UNAVAILABLE and may be tried again on a new stream.</summary>
+    private sealed class RetryBeginException : Exception;
 }

@@ -12,4 +12,7 @@ internal static partial class Log
 
     [LoggerMessage(3, LogLevel.Debug, "Aborting the transaction on dispose failed")]
     public static partial void AbortOnDisposeFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(4, LogLevel.Debug, "Server unavailable ({Detail}); retry {Attempt} of {MaxRetries}")]
+    public static partial void RetryingUnavailable(ILogger logger, string detail, int attempt, int maxRetries);
 }

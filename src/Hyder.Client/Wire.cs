@@ -1,5 +1,5 @@
 using Google.Protobuf;
-using Hyder.Rpc;
+using Grpc.Core;
 using V1 = Hyder.Api.V1;
 
 namespace Hyder.Client;
@@ -102,5 +102,28 @@ internal static class Wire
     public static Exception Translate(RpcException e, CancellationToken cancellationToken) =>
         cancellationToken.IsCancellationRequested
             ? new OperationCanceledException("The call was cancelled.", e, cancellationToken)
-            : new HyderException(e.StatusCode, e.Status.Detail, e);
+            : new HyderException(StatusCodeOf(e), e.Status.Detail, e);
+
+    /// <summary>
+    /// The call's status code, with a connection that could not be made or kept (a refused TLS
+    /// handshake, a reset, cleartext to a TLS port) as UNAVAILABLE, as gRPC specifies and other
+    /// clients report it; Grpc.Net.Client reports some of those as INTERNAL.
+    /// </summary>
+    public static StatusCode StatusCodeOf(RpcException e)
+    {
+        if (e.StatusCode != StatusCode.Internal)
+        {
+            return e.StatusCode;
+        }
+
+        for (var inner = e.Status.DebugException; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is HttpRequestException or IOException or System.Security.Authentication.AuthenticationException or System.Net.Sockets.SocketException)
+            {
+                return StatusCode.Unavailable;
+            }
+        }
+
+        return e.StatusCode;
+    }
 }

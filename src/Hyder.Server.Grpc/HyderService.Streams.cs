@@ -1,3 +1,4 @@
+using Grpc.Core;
 using Hyder.Server.Engine;
 using V1 = Hyder.Api.V1;
 
@@ -11,13 +12,15 @@ public sealed partial class HyderService
     /// per message, so no response exceeds the message limit.
     /// </summary>
     /// <param name="request">Bounds, limit and batch size.</param>
-    /// <param name="responses">Where the batches go.</param>
-    /// <param name="cancellationToken">The call's token.</param>
+    /// <param name="responseStream">Where the batches go.</param>
+    /// <param name="context">The call.</param>
     /// <returns>A task that completes when the last batch is written.</returns>
-    public async Task ScanAsync(V1.ScanRequest request, IResponseStream<V1.ScanResponse> responses, CancellationToken cancellationToken)
+    public override async Task Scan(V1.ScanRequest request, IServerStreamWriter<V1.ScanResponse> responseStream, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(request);
-        ArgumentNullException.ThrowIfNull(responses);
+        ArgumentNullException.ThrowIfNull(responseStream);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
         var low = Messages.Bound(request.Low, _limits, "low");
         var high = Messages.Bound(request.High, _limits, "high");
         var limit = Messages.Limit(request.Limit, int.MaxValue, "limit");
@@ -35,7 +38,7 @@ public sealed partial class HyderService
             var size = row.Key.Length + row.Value.Length + 16;
             if (batch.Rows.Count > 0 && (batch.Rows.Count >= batchRows || bytes + size > batchBytes))
             {
-                await responses.WriteAsync(batch).ConfigureAwait(false);
+                await responseStream.WriteAsync(batch).ConfigureAwait(false);
                 batch = new V1.ScanResponse();
                 bytes = 0;
             }
@@ -46,7 +49,7 @@ public sealed partial class HyderService
 
         if (batch.Rows.Count > 0)
         {
-            await responses.WriteAsync(batch).ConfigureAwait(false);
+            await responseStream.WriteAsync(batch).ConfigureAwait(false);
         }
     }
 
@@ -57,20 +60,23 @@ public sealed partial class HyderService
     /// refusal ends the call with an error, and the transaction is aborted; so is a transaction
     /// whose request stream ends before commit.
     /// </summary>
-    /// <param name="requests">The client's requests.</param>
-    /// <param name="responses">Where the answers go.</param>
-    /// <param name="cancellationToken">The call's token.</param>
+    /// <param name="requestStream">The client's requestStream.</param>
+    /// <param name="responseStream">Where the answers go.</param>
+    /// <param name="context">The call.</param>
     /// <returns>A task that completes when the transaction has ended.</returns>
-    public async Task TransactAsync(IAsyncEnumerable<V1.TransactRequest> requests, IResponseStream<V1.TransactResponse> responses, CancellationToken cancellationToken)
+    public override async Task Transact(IAsyncStreamReader<V1.TransactRequest> requestStream, IServerStreamWriter<V1.TransactResponse> responseStream, ServerCallContext context)
     {
-        ArgumentNullException.ThrowIfNull(requests);
-        ArgumentNullException.ThrowIfNull(responses);
+        ArgumentNullException.ThrowIfNull(requestStream);
+        ArgumentNullException.ThrowIfNull(responseStream);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
+        var caller = HyderInterceptor.Caller(context);
         IInteractiveTransaction? transaction = null;
         var ended = false;
         var operations = 0;
         try
         {
-            await foreach (var request in requests.WithCancellation(cancellationToken).ConfigureAwait(false))
+            await foreach (var request in requestStream.ReadAllAsync(cancellationToken).ConfigureAwait(false))
             {
                 if (transaction is null)
                 {
@@ -81,13 +87,15 @@ public sealed partial class HyderService
 
                     transaction = _engine.Begin(Messages.ToEngine(request.Begin.Isolation));
                     var begun = new V1.BeginResponse { SnapshotSequence = transaction.SnapshotSequence };
-                    await responses.WriteAsync(new V1.TransactResponse { Begun = begun }).ConfigureAwait(false);
+                    await responseStream.WriteAsync(new V1.TransactResponse { Begun = begun }).ConfigureAwait(false);
                     continue;
                 }
 
                 switch (request.RequestCase)
                 {
                     case V1.TransactRequest.RequestOneofCase.Operation:
+                        // Before the operation reaches the transaction: the call ends and the transaction aborts.
+                        CheckWrite(caller, request.Operation);
                         if (++operations > _limits.MaxOperations)
                         {
                             throw Messages.Invalid($"the transaction exceeds the limit of {_limits.MaxOperations} operations");
@@ -95,12 +103,12 @@ public sealed partial class HyderService
 
                         var operation = Messages.ToEngine(request.Operation, _limits, "operation");
                         var result = Messages.ToMessage(await transaction.ExecuteAsync(operation, cancellationToken).ConfigureAwait(false));
-                        await responses.WriteAsync(new V1.TransactResponse { Result = result }).ConfigureAwait(false);
+                        await responseStream.WriteAsync(new V1.TransactResponse { Result = result }).ConfigureAwait(false);
                         break;
                     case V1.TransactRequest.RequestOneofCase.Commit:
                         ended = true;
                         var outcome = await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
-                        await responses.WriteAsync(new V1.TransactResponse { Outcome = Messages.ToMessage(outcome) }).ConfigureAwait(false);
+                        await responseStream.WriteAsync(new V1.TransactResponse { Outcome = Messages.ToMessage(outcome) }).ConfigureAwait(false);
                         return;
                     case V1.TransactRequest.RequestOneofCase.Abort:
                         ended = true;
@@ -112,7 +120,7 @@ public sealed partial class HyderService
                             Detail = "aborted by the client",
                             SnapshotSequence = transaction.SnapshotSequence,
                         };
-                        await responses.WriteAsync(new V1.TransactResponse { Outcome = aborted }).ConfigureAwait(false);
+                        await responseStream.WriteAsync(new V1.TransactResponse { Outcome = aborted }).ConfigureAwait(false);
                         return;
                     default:
                         throw Messages.Invalid($"unexpected {Name(request.RequestCase)} in a transaction that has begun");

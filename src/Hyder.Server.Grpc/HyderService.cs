@@ -1,3 +1,5 @@
+using Grpc.Core;
+using Hyder.Security;
 using Hyder.Server.Engine;
 using V1 = Hyder.Api.V1;
 using TreeIsolation = Hyder.Tree.IsolationLevel;
@@ -5,17 +7,18 @@ using TreeIsolation = Hyder.Tree.IsolationLevel;
 namespace Hyder.Server.Grpc;
 
 /// <summary>
-/// The logic of the <c>hyder.v1.Hyder</c> service over an <see cref="ITransactionEngine"/>: it checks
-/// each request against the engine's limits, maps it to engine calls and maps the answers back.
+/// The <c>hyder.v1.Hyder</c> service over an <see cref="ITransactionEngine"/>: the one implementation
+/// of the generated <see cref="V1.Hyder.HyderBase"/>, hosted by Grpc.AspNetCore. It checks each
+/// request against the engine's limits, maps it to engine calls and maps the answers back.
 /// </summary>
 /// <remarks>
-/// No gRPC host type appears here: methods take the request (or an <see cref="IAsyncEnumerable{T}"/>
-/// of requests), an <see cref="IResponseStream{T}"/> for streamed responses, and the call's
-/// <see cref="CancellationToken"/>. Refusals are <see cref="EngineException"/>s: the engine's own, and
+/// Refusals are <see cref="EngineException"/>s: the engine's own, and
 /// <see cref="EngineErrorCode.InvalidArgument"/> with a reason for malformed requests, thrown before
-/// anything is applied. A host maps them to statuses (<see cref="HyderServiceBinding.ToStatusCode"/>).
+/// anything is applied; <see cref="HyderInterceptor"/> maps them to statuses, authenticates the
+/// caller and checks each method's role (<see cref="HyderAccess"/>). The writes inside Execute and
+/// Transact are checked here, per operation, against the caller's role.
 /// </remarks>
-public sealed partial class HyderService
+public sealed partial class HyderService : V1.Hyder.HyderBase
 {
     /// <summary>Rows per scan response when the request leaves the batch size to the server.</summary>
     public const int DefaultScanBatchRows = 256;
@@ -37,11 +40,19 @@ public sealed partial class HyderService
 
     /// <summary>Runs a one-shot transaction.</summary>
     /// <param name="request">The isolation level and the operations.</param>
-    /// <param name="cancellationToken">The call's token.</param>
+    /// <param name="context">The call.</param>
     /// <returns>The outcome, with one result per operation when committed.</returns>
-    public async Task<V1.ExecuteResponse> ExecuteAsync(V1.ExecuteRequest request, CancellationToken cancellationToken)
+    public override async Task<V1.ExecuteResponse> Execute(V1.ExecuteRequest request, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
+        var caller = HyderInterceptor.Caller(context);
+        foreach (var operation in request.Operations)
+        {
+            CheckWrite(caller, operation);
+        }
+
         var isolation = Messages.ToEngine(request.Isolation);
         var operations = Messages.ToEngine(request.Operations, _limits);
         var outcome = await _engine.ExecuteAsync(isolation, operations, cancellationToken).ConfigureAwait(false);
@@ -59,11 +70,13 @@ public sealed partial class HyderService
 
     /// <summary>Reads several keys on one snapshot (a read-only transaction: it never reaches the log).</summary>
     /// <param name="request">The keys.</param>
-    /// <param name="cancellationToken">The call's token.</param>
+    /// <param name="context">The call.</param>
     /// <returns>The snapshot read and one result per key, in order.</returns>
-    public async Task<V1.ReadResponse> ReadAsync(V1.ReadRequest request, CancellationToken cancellationToken)
+    public override async Task<V1.ReadResponse> Read(V1.ReadRequest request, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
         if (request.Keys.Count == 0)
         {
             throw Messages.Invalid("keys is empty; a read needs at least one key");
@@ -98,11 +111,13 @@ public sealed partial class HyderService
 
     /// <summary>The server's view of the cluster.</summary>
     /// <param name="request">Nothing.</param>
-    /// <param name="cancellationToken">The call's token.</param>
+    /// <param name="context">The call.</param>
     /// <returns>The status.</returns>
-    public async Task<V1.StatusResponse> StatusAsync(V1.StatusRequest request, CancellationToken cancellationToken)
+    public override async Task<V1.StatusResponse> Status(V1.StatusRequest request, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
         var status = await _engine.GetStatusAsync(cancellationToken).ConfigureAwait(false);
         var response = new V1.StatusResponse
         {
@@ -123,11 +138,13 @@ public sealed partial class HyderService
 
     /// <summary>A hash of the last committed state, once the server melded at least the given ordinal.</summary>
     /// <param name="request">The ordinal to wait for (0: none).</param>
-    /// <param name="cancellationToken">The call's token; the wait ends with it (the deadline).</param>
+    /// <param name="context">The call; the wait ends with its deadline.</param>
     /// <returns>The hash and the state it is of.</returns>
-    public async Task<V1.StateHashResponse> StateHashAsync(V1.StateHashRequest request, CancellationToken cancellationToken)
+    public override async Task<V1.StateHashResponse> StateHash(V1.StateHashRequest request, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
         if (request.AtLeastOrdinal < 0)
         {
             throw Messages.Invalid($"at_least_ordinal is negative ({request.AtLeastOrdinal})");
@@ -139,12 +156,23 @@ public sealed partial class HyderService
 
     /// <summary>Writes a checkpoint.</summary>
     /// <param name="request">Nothing.</param>
-    /// <param name="cancellationToken">The call's token.</param>
+    /// <param name="context">The call.</param>
     /// <returns>The ordinal the checkpoint restarts after.</returns>
-    public async Task<V1.CheckpointResponse> CheckpointAsync(V1.CheckpointRequest request, CancellationToken cancellationToken)
+    public override async Task<V1.CheckpointResponse> Checkpoint(V1.CheckpointRequest request, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
         var ordinal = await _engine.CheckpointAsync(cancellationToken).ConfigureAwait(false);
         return new V1.CheckpointResponse { Ordinal = ordinal };
+    }
+
+    /// <summary>PERMISSION_DENIED for a write by a caller below the writer role.</summary>
+    private static void CheckWrite(CallerIdentity caller, V1.Operation operation)
+    {
+        if (caller.Role < ClientRole.Writer && HyderAccess.IsWrite(operation))
+        {
+            throw new RpcException(new Status(StatusCode.PermissionDenied, $"{caller.Name} ({ClientRoles.Name(caller.Role)}) may only read: a {operation.Kind} needs the writer role."));
+        }
     }
 }

@@ -1,7 +1,7 @@
 using System.Net;
 using System.Security.Cryptography;
-using Hyder.Rpc;
-using Hyder.Rpc.Security;
+using Hyder.Server.Grpc;
+using Hyder.Security;
 using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.Configuration;
 
@@ -14,7 +14,7 @@ internal sealed partial class HostSettings
     /// TLS from the certificate (PEM with its key file, or PKCS#12) and the optional client CA.
     /// Cleartext is refused on an address other than loopback unless <c>--allow-plaintext</c>.
     /// </summary>
-    private static RpcServerTls? ReadTls(IConfiguration c, IPEndPoint listen, bool https)
+    private static GrpcServerTls? ReadTls(IConfiguration c, IPEndPoint listen, bool https)
     {
         var certificate = Text(c, SettingKeys.TlsCertificate);
         var key = Text(c, SettingKeys.TlsKey);
@@ -63,7 +63,7 @@ internal sealed partial class HostSettings
         var server = Load(SettingKeys.TlsCertificate, certificate, path => RpcTls.LoadCertificate(path, key is null ? null : Existing(SettingKeys.TlsKey, key), Text(c, SettingKeys.TlsPassword)));
         var authorities = clientCa is null ? null : Load(SettingKeys.TlsClientCa, clientCa, RpcTls.LoadCertificateAuthorities);
         var intermediates = Load(SettingKeys.TlsCertificate, certificate, RpcTls.LoadIntermediates);
-        return new RpcServerTls { Certificate = server, Intermediates = intermediates, ClientCertificateAuthorities = authorities, ClientCertificateMode = mode };
+        return new GrpcServerTls { Certificate = server, Intermediates = intermediates, ClientCertificateAuthorities = authorities, ClientCertificateMode = mode };
     }
 
     /// <summary>
@@ -72,7 +72,7 @@ internal sealed partial class HostSettings
     /// callers are admins on a loopback address (a development server) and a configuration error
     /// elsewhere unless <c>--anonymous</c> says what they may do.
     /// </summary>
-    private static RpcAuthenticator ReadAuthenticator(IConfiguration c, IPEndPoint listen, bool clientCertificates)
+    private static ClientAuthenticator ReadAuthenticator(IConfiguration c, IPEndPoint listen, bool clientCertificates)
     {
         var keys = new ApiKeyStore();
         foreach (var line in List(c, SettingKeys.ApiKeys))
@@ -118,16 +118,16 @@ internal sealed partial class HostSettings
             throw Bad(SettingKeys.Anonymous, $"no credentials are configured and {listen} is reachable from other machines: add API keys (--api-key or --keys-file; hyder-server keys new makes one) or --certificate-role, or say --anonymous admin to let every caller do everything.");
         }
 
-        return new RpcAuthenticator { ApiKeys = keys, Certificates = certificates, AnonymousRole = anonymous };
+        return new ClientAuthenticator { ApiKeys = keys, Certificates = certificates, AnonymousRole = anonymous };
     }
 
-    private static RpcServerLimits ReadLimits(IConfiguration c)
+    private static GrpcServerLimits ReadLimits(IConfiguration c)
     {
-        var defaults = new RpcServerLimits();
+        var defaults = new GrpcServerLimits();
         var maxConnections = Int(c, SettingKeys.MaxConnections, defaults.MaxConnections ?? 0, 0, int.MaxValue);
         var perAddress = Int(c, SettingKeys.MaxConnectionsPerAddress, defaults.MaxConnectionsPerAddress ?? 0, 0, int.MaxValue);
         var requestTimeout = Int(c, SettingKeys.RequestTimeout, (int)(defaults.RequestTimeout?.TotalSeconds ?? 0), 0, 86_400);
-        return new RpcServerLimits
+        return new GrpcServerLimits
         {
             MaxConnections = maxConnections == 0 ? null : maxConnections,
             MaxConnectionsPerAddress = perAddress == 0 ? null : perAddress,

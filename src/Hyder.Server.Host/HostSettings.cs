@@ -1,8 +1,7 @@
 using System.Globalization;
 using System.Net;
 using Hyder.Log.Storage;
-using Hyder.Rpc;
-using Hyder.Rpc.Security;
+using Hyder.Server.Grpc;
 using Hyder.Log.Transport;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
@@ -22,6 +21,7 @@ internal static class SettingKeys
     public const string TlsClientCa = "Tls:ClientCa";
     public const string TlsClientCertificates = "Tls:ClientCertificates";
     public const string AllowPlaintext = "Tls:AllowPlaintext";
+    public const string GrpcReflection = "Grpc:Reflection";
     public const string ApiKeys = "Auth:Keys";
     public const string KeysFile = "Auth:KeysFile";
     public const string CertificateRoles = "Auth:Certificates";
@@ -103,6 +103,7 @@ internal static class SettingKeys
         BlockSize => "--block-size",
         StateWindow => "--state-window",
         Commutative => "--commutative",
+        GrpcReflection => "--grpc-reflection",
         SplitPhase => "--split-phase",
         HotThreshold => "--hot-threshold",
         MaxSplitKeys => "--max-split-keys",
@@ -148,13 +149,16 @@ internal sealed partial class HostSettings
     public required IPEndPoint Listen { get; init; }
 
     /// <summary>TLS of the gRPC endpoint; null: cleartext HTTP/2 (h2c).</summary>
-    public RpcServerTls? Tls { get; init; }
+    public GrpcServerTls? Tls { get; init; }
 
     /// <summary>Who may call what (see <see cref="ReadAuthenticator"/>).</summary>
-    public required RpcAuthenticator Authenticator { get; init; }
+    public required ClientAuthenticator Authenticator { get; init; }
 
     /// <summary>Connection, stream, header and timeout limits of the gRPC endpoint.</summary>
-    public required RpcServerLimits RpcLimits { get; init; }
+    public required GrpcServerLimits GrpcLimits { get; init; }
+
+    /// <summary>Whether the gRPC endpoint answers server reflection (off unless Grpc:Reflection is on).</summary>
+    public bool GrpcReflection { get; init; }
 
     /// <summary>The log runs in this process.</summary>
     public bool Embedded { get; init; }
@@ -286,7 +290,8 @@ internal sealed partial class HostSettings
             Listen = listen,
             Tls = tls,
             Authenticator = authenticator,
-            RpcLimits = rpcLimits,
+            GrpcLimits = rpcLimits,
+            GrpcReflection = OnOff(c, SettingKeys.GrpcReflection, false),
             Embedded = embedded,
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = fsync == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
@@ -355,6 +360,14 @@ internal sealed partial class HostSettings
 
         return value;
     }
+
+    private static bool OnOff(IConfiguration c, string key, bool fallback) => Text(c, key) switch
+    {
+        null => fallback,
+        "on" => true,
+        "off" => false,
+        var other => throw Bad(key, $"'{other}' is not on or off."),
+    };
 
     private static bool Bool(IConfiguration c, string key, bool fallback)
     {

@@ -1,5 +1,5 @@
 using System.CommandLine;
-using Hyder.Rpc.Security;
+using Hyder.Security;
 
 namespace Hyder.Server.Host;
 

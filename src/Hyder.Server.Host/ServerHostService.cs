@@ -3,7 +3,6 @@ using Hyder.Log;
 using Hyder.Log.Client;
 using Hyder.Log.Embedded;
 using Hyder.Log.Layout;
-using Hyder.Rpc;
 using Hyder.Server.Broadcast;
 using Hyder.Server.Grpc;
 using Microsoft.Extensions.Hosting;
@@ -29,7 +28,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
     private string? _temporaryDirectory;
     private BroadcastHub? _hub;
     private TransactionServer? _server;
-    private RpcServer? _rpc;
+    private HyderGrpcServer? _rpc;
     private int _stopped;
 
     public ServerHostService(HostSettings settings, ServiceStatus status, ILoggerFactory loggers)
@@ -65,24 +64,27 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
             }
 
             _server = await TransactionServer.StartAsync(_log, options, broadcast, _loggers.CreateLogger<TransactionServer>(), cancellationToken).ConfigureAwait(false);
-            var registry = HyderServiceBinding.Register(new RpcServiceRegistry(), new HyderService(_server), _loggers.CreateLogger<HyderService>());
-            var rpcOptions = HyderServiceBinding.ApplyLimits(
-                new RpcServerOptions
+            if (_settings.Authenticator.AnonymousRole != Hyder.Security.ClientRole.None)
+            {
+                LogAnonymous(Hyder.Security.ClientRoles.Name(_settings.Authenticator.AnonymousRole));
+            }
+
+            _rpc = await HyderGrpcServer.StartAsync(
+                _server,
+                new GrpcServerOptions
                 {
                     EndPoint = _settings.Listen,
                     LoggerFactory = _loggers,
                     Tls = _settings.Tls,
-                    Limits = _settings.RpcLimits,
+                    Limits = _settings.GrpcLimits,
                     Authenticator = _settings.Authenticator,
-                    RequiredRole = HyderServiceBinding.RequiredRole,
+                    MaxMessageBytes = options.Limits.MaxMessageBytes,
+                    Reflection = _settings.GrpcReflection,
                 },
-                options.Limits);
-            if (_settings.Authenticator.AnonymousRole != Hyder.Rpc.Security.ClientRole.None)
-            {
-                LogAnonymous(Hyder.Rpc.Security.ClientRoles.Name(_settings.Authenticator.AnonymousRole));
-            }
+                cancellationToken).ConfigureAwait(false);
 
-            _rpc = await RpcServer.StartAsync(registry, rpcOptions, cancellationToken).ConfigureAwait(false);
+            // TransactionServer.StartAsync returned once it had melded up to the log's tail as it was at start.
+            _rpc.SetServing();
         }
         catch
         {

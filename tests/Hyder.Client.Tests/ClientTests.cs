@@ -1,4 +1,4 @@
-using Hyder.Rpc;
+using Grpc.Core;
 using Xunit;
 using static Hyder.Client.Tests.Bytes;
 
@@ -135,7 +135,7 @@ public sealed class ClientTests : IAsyncLifetime
     {
         // Each transaction's stream ends on the server before the client half-closes. Few streams
         // per connection make Kestrel refuse new streams after 100 left-behind ones within 5 s
-        // instead of 200 (see Hyder.Rpc's ConnectionReuseTests): a leak fails this test unless a
+        // instead of 200 (Kestrel keeps refused streams 5 s): a leak fails this test unless a
         // transaction takes over 50 ms.
         await using var server = await TestServer.StartAsync(configureServer: o => o.ConfigureKestrel = k => k.Limits.Http2.MaxStreamsPerConnection = 10);
         var key = Of("in-a-row");

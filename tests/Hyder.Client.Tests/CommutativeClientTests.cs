@@ -1,4 +1,4 @@
-using Hyder.Rpc;
+using Grpc.Core;
 using Hyder.Tree.Commutative;
 using Xunit;
 using static Hyder.Client.Tests.Bytes;

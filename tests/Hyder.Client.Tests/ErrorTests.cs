@@ -1,6 +1,5 @@
 using Google.Protobuf;
-using Hyder.Api;
-using Hyder.Rpc;
+using Grpc.Core;
 using Hyder.Server.Engine;
 using Xunit;
 using static Hyder.Client.Tests.Bytes;
@@ -62,16 +61,17 @@ public sealed class ErrorTests : IAsyncLifetime
     [Fact]
     public async Task UnknownEnumValuesAreInvalidArgument()
     {
-        using var channel = new RpcChannel(_server.Server.Address);
+        using var channel = Grpc.Net.Client.GrpcChannel.ForAddress(_server.Server.Address);
+        var stub = new V1.Hyder.HyderClient(channel);
         var badIsolation = new V1.ExecuteRequest { Isolation = (V1.IsolationLevel)42 };
         badIsolation.Operations.Add(new V1.Operation { Kind = V1.OperationKind.Put, Key = ByteString.CopyFromUtf8("k"), Value = ByteString.CopyFromUtf8("v") });
-        var e = await Assert.ThrowsAsync<RpcException>(async () => await channel.UnaryCall(HyderMethods.Execute, badIsolation));
+        var e = await Assert.ThrowsAsync<RpcException>(async () => await stub.ExecuteAsync(badIsolation));
         Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Equal("unknown isolation level 42", e.Status.Detail);
 
         var badKind = new V1.ExecuteRequest();
         badKind.Operations.Add(new V1.Operation { Kind = (V1.OperationKind)9, Key = ByteString.CopyFromUtf8("k") });
-        e = await Assert.ThrowsAsync<RpcException>(async () => await channel.UnaryCall(HyderMethods.Execute, badKind));
+        e = await Assert.ThrowsAsync<RpcException>(async () => await stub.ExecuteAsync(badKind));
         Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
         Assert.Equal("operations[0].kind: unknown operation kind 9", e.Status.Detail);
         Assert.Null(Engine.Peek(Of("k")));
@@ -80,8 +80,8 @@ public sealed class ErrorTests : IAsyncLifetime
     [Fact]
     public async Task TransactThatDoesNotStartWithBeginIsInvalidArgument()
     {
-        using var channel = new RpcChannel(_server.Server.Address);
-        using var call = channel.DuplexStreamingCall(HyderMethods.Transact);
+        using var channel = Grpc.Net.Client.GrpcChannel.ForAddress(_server.Server.Address);
+        using var call = new V1.Hyder.HyderClient(channel).Transact();
         var put = new V1.Operation { Kind = V1.OperationKind.Put, Key = ByteString.CopyFromUtf8("k"), Value = ByteString.CopyFromUtf8("v") };
         await call.RequestStream.WriteAsync(new V1.TransactRequest { Operation = put });
         var e = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.MoveNext());
@@ -135,8 +135,9 @@ public sealed class ErrorTests : IAsyncLifetime
     [InlineData(EngineErrorCode.FailedPrecondition, StatusCode.FailedPrecondition)]
     public async Task EngineRefusalsMapToTheirStatusWithTheReason(EngineErrorCode code, StatusCode expected)
     {
+        // Checkpoint: a call the client never retries, so UNAVAILABLE reaches the caller too.
         Engine.FailNext(new EngineException(code, $"the engine says {code}"));
-        var e = await Assert.ThrowsAsync<HyderException>(() => Client.GetStatusAsync());
+        var e = await Assert.ThrowsAsync<HyderException>(() => Client.CheckpointAsync());
         Assert.Equal(expected, e.StatusCode);
         Assert.Equal($"the engine says {code}", e.Message);
     }

@@ -9,7 +9,7 @@ using Xunit.Abstractions;
 namespace Hyder.Deploy.Tests;
 
 /// <summary>
-/// The client as a .NET user meets it: Hyder.Client, Hyder.Api and Hyder.Rpc packed into a local
+/// The client as a .NET user meets it: Hyder.Client, Hyder.Api and Hyder.Security packed into a local
 /// folder feed with their metadata, a fresh console app restored from that feed, and the app
 /// running concurrent conflicting transfers against a real hyder-server. Packs and restores take
 /// minutes, so this is in the long run.
@@ -17,7 +17,7 @@ namespace Hyder.Deploy.Tests;
 [Trait("Category", "Stress")]
 public sealed partial class PackageTests(ITestOutputHelper output)
 {
-    private static readonly string[] s_packages = ["Hyder.Rpc", "Hyder.Api", "Hyder.Client"];
+    private static readonly string[] s_packages = ["Hyder.Security", "Hyder.Api", "Hyder.Client"];
 
     private const string App = """
         using System.Text;

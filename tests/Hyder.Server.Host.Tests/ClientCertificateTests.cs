@@ -25,7 +25,7 @@ public sealed class ClientCertificateTests
             "--embedded", "--listen", "https://127.0.0.1:0", "--tls-certificate", certPath, "--tls-key", keyPath,
             "--tls-client-ca", caPath, "--tls-client-certificates", "require",
             "--certificate-role", "writer CN=app-1, O=Hyder Tests",
-            "--certificate-role", "reader " + Hyder.Rpc.Security.ClientCertificateRoles.Thumbprint(reader));
+            "--certificate-role", "reader " + Hyder.Security.ClientCertificateRoles.Thumbprint(reader));
 
         HyderClient Client(System.Security.Cryptography.X509Certificates.X509Certificate2? certificate) => new(new HyderClientSettings
         {
@@ -39,7 +39,7 @@ public sealed class ClientCertificateTests
         {
             await client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Put(Encoding.UTF8.GetBytes("mtls"), [1])]);
             var denied = await Assert.ThrowsAsync<HyderException>(() => client.CheckpointAsync());
-            Assert.Equal(Hyder.Rpc.StatusCode.PermissionDenied, denied.StatusCode);
+            Assert.Equal(global::Grpc.Core.StatusCode.PermissionDenied, denied.StatusCode);
         }
 
         // The reader, from PEM files through the connection string.
@@ -47,14 +47,14 @@ public sealed class ClientCertificateTests
         {
             Assert.Equal([1], (await client.ReadAsync([Encoding.UTF8.GetBytes("mtls")]))[0]);
             var denied = await Assert.ThrowsAsync<HyderException>(() => client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Delete(Encoding.UTF8.GetBytes("mtls"))]));
-            Assert.Equal(Hyder.Rpc.StatusCode.PermissionDenied, denied.StatusCode);
+            Assert.Equal(global::Grpc.Core.StatusCode.PermissionDenied, denied.StatusCode);
         }
 
         foreach (var refused in new[] { foreign, null })
         {
             await using var client = Client(refused);
             var e = await Assert.ThrowsAsync<HyderException>(() => client.GetStatusAsync());
-            Assert.Equal(Hyder.Rpc.StatusCode.Unavailable, e.StatusCode);
+            Assert.Equal(global::Grpc.Core.StatusCode.Unavailable, e.StatusCode);
         }
     }
 }

@@ -1,7 +1,6 @@
 using System.Net;
 using Hyder.Client;
 using Hyder.Log.Embedded;
-using Hyder.Rpc;
 using Hyder.Server.Broadcast;
 using Hyder.Server.Cluster;
 using Hyder.Server.Grpc;
@@ -15,7 +14,7 @@ namespace Hyder.Server.Host.Tests;
 internal sealed class InProcessCluster : IAsyncDisposable
 {
     private readonly EmbeddedLog _log;
-    private readonly List<(BroadcastHub Hub, TransactionServer Server, RpcServer Rpc)> _nodes = [];
+    private readonly List<(BroadcastHub Hub, TransactionServer Server, HyderGrpcServer Rpc)> _nodes = [];
 
     private InProcessCluster(EmbeddedLog log) => _log = log;
 
@@ -63,8 +62,7 @@ internal sealed class InProcessCluster : IAsyncDisposable
             {
                 var options = new ServerOptions { ServerId = hub.Options.ServerId, Cluster = settings, MaxInFlight = 64 };
                 var server = await TransactionServer.StartAsync(cluster._log, options, new BroadcastHubAdapter(hub));
-                var registry = HyderServiceBinding.Register(new RpcServiceRegistry(), new HyderService(server));
-                var rpc = await RpcServer.StartAsync(registry, HyderServiceBinding.ApplyLimits(new RpcServerOptions(), options.Limits));
+                var rpc = await HyderGrpcServer.StartAsync(server, new GrpcServerOptions { MaxMessageBytes = options.Limits.MaxMessageBytes });
                 cluster._nodes.Add((hub, server, rpc));
             }
         }

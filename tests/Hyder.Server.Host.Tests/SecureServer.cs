@@ -1,6 +1,6 @@
 using System.Security.Cryptography.X509Certificates;
 using Hyder.Client;
-using Hyder.Rpc.Security;
+using Hyder.Security;
 using Hyder.Testing;
 using Xunit;
 

@@ -1,7 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using Hyder.Client;
-using Hyder.Rpc;
+using Grpc.Core;
 using Hyder.Testing;
 using Xunit;
 using Xunit.Abstractions;

@@ -1,4 +1,3 @@
-using Hyder.Rpc;
 using Hyder.Server.Cluster;
 using Hyder.Server.Grpc;
 using Hyder.Ycsb.Driver;
@@ -149,8 +148,7 @@ public class HyderTargetTests
         var workload = Create(name);
         var settings = Settings();
         await using var cluster = await HyderEmbeddedTarget.StartAsync(new EmbeddedClusterSettings { Fsync = false, Sessions = settings.Sessions }, default);
-        var registry = HyderServiceBinding.Register(new RpcServiceRegistry(), new HyderService(cluster.Servers[0]));
-        await using var rpc = await RpcServer.StartAsync(registry, new RpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) });
+        await using var rpc = await HyderGrpcServer.StartAsync(cluster.Servers[0], new GrpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) });
         await using var remote = new HyderRemoteTarget($"Endpoint={rpc.Address};Timeout=20");
         var target = new CountingTarget(remote);
         var result = await LoadAndRunAsync(target, workload, settings);

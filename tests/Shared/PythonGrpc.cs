@@ -28,7 +28,7 @@ internal sealed class PythonGrpc : IDisposable
 
     /// <summary>
     /// Checks python3, grpc and protoc, and compiles <paramref name="protoFile"/> (in the test's
-    /// Protos folder) for Python. Shared by the interop tests of Hyder.Rpc and of the Hyder API.
+    /// Protos folder) for Python. Shared by the interop tests of the Hyder API and the server host.
     /// </summary>
     public static PythonGrpc Prepare(string protoFile)
     {

@@ -1,8 +1,10 @@
+using System.Buffers;
+using System.Buffers.Binary;
 using System.IO.Pipelines;
 using Google.Protobuf;
+using Grpc.Core;
 using Hyder.Client;
 using Hyder.Fuzz.Engine;
-using Hyder.Rpc;
 using Hyder.Server.Engine;
 using Hyder.Server.Grpc;
 using V1 = Hyder.Api.V1;
@@ -15,10 +17,11 @@ namespace Hyder.Fuzz.Targets;
 internal sealed record RpcSeed(string Method, bool Server);
 
 /// <summary>
-/// gRPC message streams of the hyder.v1.Hyder service, through a pipe in socket-sized chunks.
-/// Server side: Hyder.Rpc's <see cref="MessageFraming"/> as ServerCall reads a unary request (one
-/// message, then the end) or Transact's request stream, then <see cref="HyderService"/>'s checks and
-/// mappings (Messages) on an engine that commits everything. Client side: the response messages
+/// gRPC message streams of the hyder.v1.Hyder service, through a pipe in socket-sized chunks, split
+/// at gRPC's 5-byte message prefixes and parsed by hyder.proto's generated parsers (Grpc.AspNetCore
+/// and Grpc.Net.Client read frames the same way). Server side: a unary request (one message, then
+/// the end) or Transact's request stream, into <see cref="HyderService"/>'s overrides, its checks
+/// and mappings (Messages) on an engine that commits everything. Client side: the response messages
 /// and Hyder.Client's Wire mappings (outcomes to exceptions, results, rows).
 /// </summary>
 internal sealed class RpcMessagesTarget : FuzzTarget
@@ -28,9 +31,10 @@ internal sealed class RpcMessagesTarget : FuzzTarget
 
     public override string Name => "rpc-messages";
 
-    public override string Description => "MessageFraming.ReadAsync with every hyder.proto request and response parser; HyderService's request checks (Messages); Hyder.Client's Wire mappings";
+    public override string Description => "every hyder.proto request and response parser on framed messages; HyderService's request checks (Messages); Hyder.Client's Wire mappings";
 
-    // RpcException: a framing or protobuf fault (the call ends with INTERNAL or RESOURCE_EXHAUSTED);
+    // RpcException: a framing or protobuf fault (the call ends with INTERNAL or RESOURCE_EXHAUSTED)
+    // or a refusal of the service's own (PERMISSION_DENIED never: the fuzzer's caller is an admin);
     // EngineException: a request the service refuses (INVALID_ARGUMENT); HyderException and its
     // subclasses: what the client surfaces for an answer that is an abort or not an answer.
     public override IReadOnlyList<Type> Documented { get; } = [typeof(RpcException), typeof(EngineException), typeof(HyderException)];
@@ -43,26 +47,26 @@ internal sealed class RpcMessagesTarget : FuzzTarget
 
     private async Task ServeAsync(string method, PipeReader reader)
     {
-        var ct = CancellationToken.None;
+        var context = new FuzzCallContext(method);
         switch (method)
         {
             case "Execute":
-                Respond(await _service.ExecuteAsync(await ReadSingleAsync(reader, V1.ExecuteRequest.Parser).ConfigureAwait(false), ct).ConfigureAwait(false));
+                Respond(await _service.Execute(await ReadSingleAsync(reader, V1.ExecuteRequest.Parser).ConfigureAwait(false), context).ConfigureAwait(false));
                 break;
             case "Read":
-                Respond(await _service.ReadAsync(await ReadSingleAsync(reader, V1.ReadRequest.Parser).ConfigureAwait(false), ct).ConfigureAwait(false));
+                Respond(await _service.Read(await ReadSingleAsync(reader, V1.ReadRequest.Parser).ConfigureAwait(false), context).ConfigureAwait(false));
                 break;
             case "Scan":
-                await _service.ScanAsync(await ReadSingleAsync(reader, V1.ScanRequest.Parser).ConfigureAwait(false), new Sink<V1.ScanResponse>(), ct).ConfigureAwait(false);
+                await _service.Scan(await ReadSingleAsync(reader, V1.ScanRequest.Parser).ConfigureAwait(false), new Sink<V1.ScanResponse>(), context).ConfigureAwait(false);
                 break;
             case "StateHash":
-                Respond(await _service.StateHashAsync(await ReadSingleAsync(reader, V1.StateHashRequest.Parser).ConfigureAwait(false), ct).ConfigureAwait(false));
+                Respond(await _service.StateHash(await ReadSingleAsync(reader, V1.StateHashRequest.Parser).ConfigureAwait(false), context).ConfigureAwait(false));
                 break;
             case "Status":
-                Respond(await _service.StatusAsync(await ReadSingleAsync(reader, V1.StatusRequest.Parser).ConfigureAwait(false), ct).ConfigureAwait(false));
+                Respond(await _service.Status(await ReadSingleAsync(reader, V1.StatusRequest.Parser).ConfigureAwait(false), context).ConfigureAwait(false));
                 break;
             default:
-                await _service.TransactAsync(ReadAllAsync(reader, V1.TransactRequest.Parser), new Sink<V1.TransactResponse>(), ct).ConfigureAwait(false);
+                await _service.Transact(new Requests<V1.TransactRequest>(reader, V1.TransactRequest.Parser), new Sink<V1.TransactResponse>(), context).ConfigureAwait(false);
                 break;
         }
     }
@@ -117,15 +121,15 @@ internal sealed class RpcMessagesTarget : FuzzTarget
         }
     }
 
-    /// <summary>ServerCall.ReadSingleAsync: one message, then the end of the stream.</summary>
+    /// <summary>One message, then the end of the stream, as a unary call reads its request.</summary>
     private static async Task<T> ReadSingleAsync<T>(PipeReader reader, MessageParser<T> parser)
         where T : class, IMessage<T>
     {
-        var message = await MessageFraming.ReadAsync(reader, parser, MaxMessageBytes, CancellationToken.None).ConfigureAwait(false)
-            ?? throw new RpcException(StatusCode.Internal, "The request stream ended without a message.");
-        if (await MessageFraming.ReadAsync(reader, parser, MaxMessageBytes, CancellationToken.None).ConfigureAwait(false) is not null)
+        var message = await ReadFrameAsync(reader, parser).ConfigureAwait(false)
+            ?? throw new RpcException(new Status(StatusCode.Internal, "The request stream ended without a message."));
+        if (await ReadFrameAsync(reader, parser).ConfigureAwait(false) is not null)
         {
-            throw new RpcException(StatusCode.Internal, "More than one request message for a method that takes one.");
+            throw new RpcException(new Status(StatusCode.Internal, "More than one request message for a method that takes one."));
         }
 
         return message;
@@ -134,9 +138,66 @@ internal sealed class RpcMessagesTarget : FuzzTarget
     private static async IAsyncEnumerable<T> ReadAllAsync<T>(PipeReader reader, MessageParser<T> parser)
         where T : class, IMessage<T>
     {
-        while (await MessageFraming.ReadAsync(reader, parser, MaxMessageBytes, CancellationToken.None).ConfigureAwait(false) is { } message)
+        while (await ReadFrameAsync(reader, parser).ConfigureAwait(false) is { } message)
         {
             yield return message;
+        }
+    }
+
+    /// <summary>
+    /// The next message: a compressed flag (0), a 4-byte big-endian length up to the limit, the
+    /// message; null at the end. A fault is an RpcException as Grpc.AspNetCore's would be.
+    /// </summary>
+    private static async Task<T?> ReadFrameAsync<T>(PipeReader reader, MessageParser<T> parser)
+        where T : class, IMessage<T>
+    {
+        while (true)
+        {
+            var read = await reader.ReadAsync().ConfigureAwait(false);
+            var buffer = read.Buffer;
+            if (buffer.Length >= 5)
+            {
+                var (compressed, length) = Prefix(buffer);
+                if (compressed)
+                {
+                    throw new RpcException(new Status(StatusCode.Internal, "A compressed message without a negotiated encoding."));
+                }
+
+                if (length > MaxMessageBytes)
+                {
+                    throw new RpcException(new Status(StatusCode.ResourceExhausted, "Received message exceeds the maximum configured message size."));
+                }
+
+                if (buffer.Length >= 5 + length)
+                {
+                    var body = buffer.Slice(5, length);
+                    T message;
+                    try
+                    {
+                        message = parser.ParseFrom(body);
+                    }
+                    catch (InvalidProtocolBufferException e)
+                    {
+                        throw new RpcException(new Status(StatusCode.Internal, "Failed to deserialize a message.", e));
+                    }
+
+                    reader.AdvanceTo(body.End);
+                    return message;
+                }
+            }
+
+            if (read.IsCompleted)
+            {
+                if (buffer.Length > 0)
+                {
+                    throw new RpcException(new Status(StatusCode.Internal, "The stream ended inside a message."));
+                }
+
+                reader.AdvanceTo(buffer.End);
+                return null;
+            }
+
+            reader.AdvanceTo(buffer.Start, buffer.End);
         }
     }
 
@@ -187,15 +248,26 @@ internal sealed class RpcMessagesTarget : FuzzTarget
 
     private static ByteString Bytes(string text) => ByteString.CopyFromUtf8(text);
 
-    /// <summary>Messages framed as MessageFraming.Write frames them, with each prefix's length and the message's first varints marked.</summary>
+    private static (bool Compressed, uint Length) Prefix(ReadOnlySequence<byte> buffer)
+    {
+        Span<byte> prefix = stackalloc byte[5];
+        buffer.Slice(0, 5).CopyTo(prefix);
+        return (prefix[0] != 0, BinaryPrimitives.ReadUInt32BigEndian(prefix[1..]));
+    }
+
+    /// <summary>Messages framed as gRPC frames them, with each prefix's length and the message's first varints marked.</summary>
     private static Seed Framed(string method, bool server, params IMessage[] messages)
     {
         var bytes = new List<byte>();
         var fields = new List<Field>();
         foreach (var message in messages)
         {
-            var writer = new System.Buffers.ArrayBufferWriter<byte>();
-            MessageFraming.Write(writer, message, MaxMessageBytes);
+            var writer = new ArrayBufferWriter<byte>();
+            var size = message.CalculateSize();
+            BinaryPrimitives.WriteUInt32BigEndian(writer.GetSpan(5)[1..5], (uint)size);
+            writer.GetSpan(5)[0] = 0;
+            writer.Advance(5);
+            message.WriteTo(writer);
             fields.Add(new(bytes.Count, 1, FieldKind.UInt, "compressed flag"));
             fields.Add(new(bytes.Count + 1, 4, FieldKind.UIntBigEndian, "message length"));
             fields.Add(new(bytes.Count + 6, 0, FieldKind.Varint, "first field's value or length"));
@@ -205,13 +277,65 @@ internal sealed class RpcMessagesTarget : FuzzTarget
         return new Seed($"{method} {(server ? "requests" : "responses")}", [.. bytes], fields, new RpcSeed(method, server));
     }
 
-    private sealed class Sink<T> : IResponseStream<T>
+    private sealed class Sink<T> : IServerStreamWriter<T>
         where T : IMessage
     {
+        public WriteOptions? WriteOptions { get; set; }
+
         public Task WriteAsync(T message)
         {
             message.CalculateSize();
             return Task.CompletedTask;
         }
+    }
+
+    private sealed class Requests<T>(PipeReader reader, MessageParser<T> parser) : IAsyncStreamReader<T>
+        where T : class, IMessage<T>
+    {
+        public T Current { get; private set; } = null!;
+
+        public async Task<bool> MoveNext(CancellationToken cancellationToken)
+        {
+            if (await ReadFrameAsync(reader, parser).ConfigureAwait(false) is { } message)
+            {
+                Current = message;
+                return true;
+            }
+
+            return false;
+        }
+    }
+
+    /// <summary>A call with no deadline, no peer and an admin caller (no interceptor runs).</summary>
+    private sealed class FuzzCallContext(string method) : ServerCallContext
+    {
+        private readonly Metadata _trailers = [];
+        private readonly Dictionary<object, object> _userState = [];
+
+        protected override string MethodCore => $"/hyder.v1.Hyder/{method}";
+
+        protected override string HostCore => "fuzz";
+
+        protected override string PeerCore => "fuzz";
+
+        protected override DateTime DeadlineCore => DateTime.MaxValue;
+
+        protected override Metadata RequestHeadersCore => [];
+
+        protected override CancellationToken CancellationTokenCore => CancellationToken.None;
+
+        protected override Metadata ResponseTrailersCore => _trailers;
+
+        protected override Status StatusCore { get; set; }
+
+        protected override WriteOptions? WriteOptionsCore { get; set; }
+
+        protected override AuthContext AuthContextCore => new(null, []);
+
+        protected override IDictionary<object, object> UserStateCore => _userState;
+
+        protected override ContextPropagationToken CreatePropagationTokenCore(ContextPropagationOptions? options) => throw new NotSupportedException();
+
+        protected override Task WriteResponseHeadersAsyncCore(Metadata responseHeaders) => Task.CompletedTask;
     }
 }

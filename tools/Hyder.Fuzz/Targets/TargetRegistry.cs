@@ -21,7 +21,6 @@ public static class TargetRegistry
         new ControlBlockTarget(),
         new CheckpointInfoTarget(),
         new RpcMessagesTarget(),
-        new GrpcHeadersTarget(),
         new ServerConfigTarget(),
         new ServerArgsTarget(),
         new LogHostArgsTarget(),
