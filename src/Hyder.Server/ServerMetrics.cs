@@ -82,8 +82,11 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>Blocks skipped as not Hyder's (no ordinal).</summary>
     public long SkippedBlocks => Volatile.Read(ref _counts[(int)Counter.SkippedBlocks]);
 
-    /// <summary>Intentions the decoder rejected.</summary>
+    /// <summary>Intentions read from the log that the decoder or the validator rejected (on a deserializer thread).</summary>
     public long RejectedBlocks => Volatile.Read(ref _counts[(int)Counter.RejectedBlocks]);
+
+    /// <summary>This server's own intentions the validator refused before they were appended.</summary>
+    public long RefusedIntentions => Volatile.Read(ref _counts[(int)Counter.RefusedIntentions]);
 
     /// <summary>Fillers this server appended.</summary>
     public long Fillers => Volatile.Read(ref _counts[(int)Counter.Fillers]);
@@ -172,5 +175,6 @@ internal enum Counter
     FlushedNodes,
     Checkpoints,
     Stashed,
+    RefusedIntentions,
     Count,
 }

@@ -245,6 +245,20 @@ public sealed partial class TransactionServer
         PendingTransaction? pending = null;
         try
         {
+            _options.IntentionBuilt?.Invoke(intention);
+            try
+            {
+                // Here, on the executor's thread, not on final meld's (DESIGN §6): an intention that
+                // every server would reject when read from the log never reaches it.
+                IntentionValidator.ValidateBeforeAppend(intention);
+            }
+            catch (IntentionRejectedException e)
+            {
+                intention.ReleasePins();
+                _metrics.Add(Counter.RefusedIntentions);
+                throw new EngineException(EngineErrorCode.InvalidArgument, e.Message);
+            }
+
             EncodedIntention encoded;
             try
             {

@@ -419,19 +419,38 @@ public sealed partial class TransactionServer
             spin.SpinOnce(sleep1Threshold: 10);
         }
 
+        Intention intention;
         try
         {
-            job.Intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool);
+            intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool);
         }
         catch (IntentionFormatException e)
         {
             job.IsDecided = true;
             job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
             _metrics.Add(Counter.RejectedBlocks);
+            return;
         }
         finally
         {
             _db.Release(snapshot);
+        }
+
+        // Sealed and validated here, in parallel, never on the final-meld thread (DESIGN §6): the
+        // seal depends only on the ordinal and position, and the validator's verdict and message
+        // only on the intention and its snapshot, so every server decides it alike.
+        intention.Seal(job.Ordinal, job.Position);
+        try
+        {
+            IntentionValidator.Validate(intention);
+            job.Intention = intention;
+        }
+        catch (IntentionRejectedException e)
+        {
+            intention.ReleasePins();
+            job.IsDecided = true;
+            job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
+            _metrics.Add(Counter.RejectedBlocks);
         }
     }
 

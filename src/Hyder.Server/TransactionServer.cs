@@ -103,6 +103,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             Delay = options.StageDelay,
             Melded = OnMelded,
             StartSequences = sequences,
+            RequireValidated = true,
             Threading = options.Cooperative ? new PipelineThreading { Cooperative = true } : options.Threading,
         });
     }

@@ -26,6 +26,14 @@ public sealed class PipelineRuntime
 
     /// <summary>Spinning and core pinning.</summary>
     public PipelineThreading Threading { get; init; } = new();
+
+    /// <summary>
+    /// Every submitted intention must be validated already (<see cref="Intention.IsValidated"/>):
+    /// the submitter refuses one that is not, so final meld never validates (a server validates
+    /// on its deserializer and executor threads, DESIGN §6). False: final meld validates what
+    /// nobody did.
+    /// </summary>
+    public bool RequireValidated { get; init; }
 }
 
 /// <summary>The next ephemeral sequence number of each stage thread at one ordinal.</summary>

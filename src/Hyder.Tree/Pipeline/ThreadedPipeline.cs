@@ -61,6 +61,7 @@ public sealed class ThreadedPipeline : IDisposable
 
     private readonly bool _spinOnly;
     private readonly bool _cooperative;
+    private readonly bool _requireValidated;
 
     // Each stage's position: only its own thread (or, cooperatively, the pumping caller) touches it.
     private readonly long[] _premeldNext;
@@ -151,6 +152,7 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         _database = database;
+        _requireValidated = runtime.RequireValidated;
         _delay = delay;
         _melded = melded;
         _grouping = options.GroupMeld;
@@ -282,6 +284,11 @@ public sealed class ThreadedPipeline : IDisposable
     public void Submit(Intention intention)
     {
         ArgumentNullException.ThrowIfNull(intention);
+        if (_requireValidated && !intention.IsValidated)
+        {
+            ThrowHelper.ThrowInvariant($"{intention} was submitted unvalidated; this pipeline's final meld does not validate");
+        }
+
         Put(intention.Ordinal, intention, default);
     }
 
