@@ -283,6 +283,7 @@ public sealed partial class TransactionServer
 
                 var final = encoded.Finish(positions);
                 var at = await _log.AppendAsync(final, CancellationToken.None).ConfigureAwait(false);
+                WakeReader();
                 _broadcast?.Publish(at, final);
             }
             catch (Exception e) when (e is not OperationCanceledException)

@@ -32,6 +32,22 @@ public sealed partial class TransactionServer
     private Exception? _failure;
     private Tree.Pipeline.PipelineBarrier? _lastPipelineBarrier;
 
+    /// <summary>Deserializers signal the submitter when a job is ready.</summary>
+    private readonly Tree.Pipeline.StageSignal _jobReady = new();
+
+    /// <summary>Final meld signals deserializers waiting for a snapshot state.</summary>
+    private readonly Tree.Pipeline.StageSignal _stateAdded = new();
+
+    /// <summary>Wakes the reader waiting at the tail (an executor appended); <see cref="_readerWaiting"/> says whether it waits.</summary>
+    private readonly SemaphoreSlim _readerWake = new(0);
+    private int _readerWaiting;
+
+    /// <summary>How long the log must have been quiet, with nothing in flight here, before the reader polls its tail less often.</summary>
+    private static readonly TimeSpan s_quietAfter = TimeSpan.FromMilliseconds(50);
+
+    /// <summary>The reader's poll period at the tail of a quiet log (a local append wakes it at once).</summary>
+    private const int QuietPollMs = 20;
+
     /// <summary>Cooperative mode: the pool intentions are deserialized into on the reader's thread.</summary>
     private NodePool? _inlinePool;
 
@@ -58,7 +74,7 @@ public sealed partial class TransactionServer
                     if (p >= tail)
                     {
                         await MaybeFillAsync(idleSince, ct).ConfigureAwait(false);
-                        await PauseAsync(1, ct).ConfigureAwait(false);
+                        await WaitAtTailAsync(idleSince, ct).ConfigureAwait(false);
                         continue;
                     }
                 }
@@ -110,6 +126,41 @@ public sealed partial class TransactionServer
         {
             _failure = e;
             _logger.StageFailed(e, _options.ServerId, "log reader");
+        }
+    }
+
+    /// <summary>
+    /// The reader at the tail: threaded on the system clock, it waits 1 ms while this server has
+    /// transactions in flight or the log was busy in the last <see cref="s_quietAfter"/>, else
+    /// <see cref="QuietPollMs"/>, and an executor's append wakes it at once; an idle server polls
+    /// its log 50 times a second. Cooperative or on another clock, it pauses 1 ms on that clock.
+    /// </summary>
+    private async Task WaitAtTailAsync(long idleSince, CancellationToken ct)
+    {
+        if (_cooperative || _time != TimeProvider.System)
+        {
+            await PauseAsync(1, ct).ConfigureAwait(false);
+            return;
+        }
+
+        var pause = InFlight > 0 || _time.GetElapsedTime(idleSince) < s_quietAfter ? 1 : QuietPollMs;
+        Volatile.Write(ref _readerWaiting, 1);
+        try
+        {
+            await _readerWake.WaitAsync(pause, ct).ConfigureAwait(false);
+        }
+        finally
+        {
+            Volatile.Write(ref _readerWaiting, 0);
+        }
+    }
+
+    /// <summary>An executor appended an intention: a reader waiting at the tail reads it now.</summary>
+    private void WakeReader()
+    {
+        if (Volatile.Read(ref _readerWaiting) != 0 && _readerWake.CurrentCount == 0)
+        {
+            _readerWake.Release();
         }
     }
 
@@ -382,6 +433,7 @@ public sealed partial class TransactionServer
             {
                 Deserialize(job, pool);
                 Volatile.Write(ref job.Done, true);
+                _jobReady.Signal();
             }
         }
         catch (Exception e)
@@ -395,9 +447,10 @@ public sealed partial class TransactionServer
     {
         var s = job.SnapshotSequence;
         DatabaseState? snapshot;
-        var spin = default(SpinWait);
+        var wait = default(Tree.Pipeline.StageWait);
         while (true)
         {
+            var seen = _stateAdded.Version;
             // Progress first: a state added between the lookup and this read must not look
             // missing. Once final meld has passed s, the state of sequence s exists or never will
             // (s was not a committed ordinal here, nor on any server computing the same states).
@@ -416,7 +469,7 @@ public sealed partial class TransactionServer
                 return;
             }
 
-            spin.SpinOnce(sleep1Threshold: 10);
+            wait.Once(_stateAdded, seen);
         }
 
         Intention intention;
@@ -460,10 +513,16 @@ public sealed partial class TransactionServer
         {
             foreach (var job in _submitQueue.GetConsumingEnumerable())
             {
-                var spin = default(SpinWait);
-                while (!Volatile.Read(ref job.Done))
+                var wait = default(Tree.Pipeline.StageWait);
+                while (true)
                 {
-                    spin.SpinOnce(sleep1Threshold: 10);
+                    var seen = _jobReady.Version;
+                    if (Volatile.Read(ref job.Done))
+                    {
+                        break;
+                    }
+
+                    wait.Once(_jobReady, seen);
                 }
 
                 Submit(job);

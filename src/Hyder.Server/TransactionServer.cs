@@ -292,6 +292,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)
     {
         _window.Advance(ordinal, current);
+        _stateAdded.Signal();
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
         // Control records are rare: the final-meld thread looks them up only while one is pending
         // (a ConcurrentDictionary removal takes a bucket lock even when the key is absent).

@@ -28,8 +28,10 @@ public enum PipelineStage
 /// thread v mod t, which waits until final meld has produced the state after v − t·d − 1; the
 /// group-meld thread takes premeld's results in log order and pairs 2k − 1 with 2k; final meld
 /// takes one unit per ordinal (a group intention covers two). A stage whose input is not ready
-/// spins briefly, then yields, then sleeps (<see cref="SpinWait"/>): on this 2-core machine the
-/// stages outnumber the cores, and pure spinning would starve the stage it waits for.</para>
+/// spins a few rounds, then blocks until the stage that makes its input signals it
+/// (<see cref="StageSignal"/>): on a small machine the stages outnumber the cores, pure spinning
+/// would starve the stage it waits for, and an idle server must use no CPU. Busy-spinning
+/// (Hyder II §5.2) is for machines with a core per stage to spare (<see cref="SpinPolicy"/>).</para>
 /// <para>Hand-offs are single-producer, single-consumer slots: a value, then a volatile write of
 /// its ordinal. The state after ordinal m is pinned by final meld and released by the premeld of
 /// m + t·d + 1; the states ring holds t·d + 3 of them, which is enough because final meld cannot
@@ -62,6 +64,11 @@ public sealed class ThreadedPipeline : IDisposable
     private readonly bool _spinOnly;
     private readonly bool _cooperative;
     private readonly bool _requireValidated;
+
+    // One signal per stage (0..t−1 premeld lanes, t final meld, t + 1 group meld) and one for
+    // the submitter and WaitFor callers: who makes a stage's input ready signals it.
+    private readonly StageSignal[] _signals;
+    private readonly StageSignal _producer = new();
 
     // Each stage's position: only its own thread (or, cooperatively, the pumping caller) touches it.
     private readonly long[] _premeldNext;
@@ -153,6 +160,12 @@ public sealed class ThreadedPipeline : IDisposable
 
         _database = database;
         _requireValidated = runtime.RequireValidated;
+        _signals = new StageSignal[premeldThreads + 2];
+        for (var i = 0; i < _signals.Length; i++)
+        {
+            _signals[i] = new StageSignal();
+        }
+
         _delay = delay;
         _melded = melded;
         _grouping = options.GroupMeld;
@@ -359,9 +372,15 @@ public sealed class ThreadedPipeline : IDisposable
 
         var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
         var slot = (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length);
-        var spin = default(SpinWait);
-        while (v - Volatile.Read(ref _lastMelded) > _results.Length || Volatile.Read(ref _inputOrdinals[lane][slot]) >= 0)
+        var wait = default(StageWait);
+        while (true)
         {
+            var seen = _producer.Version;
+            if (v - Volatile.Read(ref _lastMelded) <= _results.Length && Volatile.Read(ref _inputOrdinals[lane][slot]) < 0)
+            {
+                break;
+            }
+
             ThrowIfFailed();
             if (_cooperative)
             {
@@ -373,7 +392,7 @@ public sealed class ThreadedPipeline : IDisposable
                 continue;
             }
 
-            spin.SpinOnce(sleep1Threshold: 20);
+            wait.Once(_producer, seen);
         }
 
         _inputs[lane][slot] = intention;
@@ -381,6 +400,7 @@ public sealed class ThreadedPipeline : IDisposable
         _inputBarriers[lane][slot] = _barrier;
         Volatile.Write(ref _inputOrdinals[lane][slot], v);
         _lastSubmitted = v;
+        _signals[_premeld.Length > 0 ? lane : _grouping ? GroupStage : FinalStage].Signal();
         if (_cooperative)
         {
             Pump();
@@ -391,9 +411,15 @@ public sealed class ThreadedPipeline : IDisposable
     /// <summary>Waits until final meld has finished intention <paramref name="ordinal"/>.</summary>
     public void WaitFor(long ordinal)
     {
-        var spin = default(SpinWait);
-        while (Volatile.Read(ref _lastMelded) < ordinal)
+        var wait = default(StageWait);
+        while (true)
         {
+            var seen = _producer.Version;
+            if (Volatile.Read(ref _lastMelded) >= ordinal)
+            {
+                break;
+            }
+
             ThrowIfFailed();
             if (_cooperative)
             {
@@ -405,7 +431,7 @@ public sealed class ThreadedPipeline : IDisposable
                 continue;
             }
 
-            spin.SpinOnce(sleep1Threshold: 20);
+            wait.Once(_producer, seen);
         }
     }
 
@@ -413,6 +439,7 @@ public sealed class ThreadedPipeline : IDisposable
     public void Dispose()
     {
         Volatile.Write(ref _end, _lastSubmitted);
+        SignalAll();
         if (_cooperative)
         {
             Pump();
@@ -456,6 +483,7 @@ public sealed class ThreadedPipeline : IDisposable
     {
         Interlocked.CompareExchange(ref _failure, ExceptionDispatchInfo.Capture(e), null);
         _stopping = true;
+        SignalAll();
     }
 
     private void ThrowIfFailed()
@@ -487,16 +515,37 @@ public sealed class ThreadedPipeline : IDisposable
         return stage < t ? PremeldStep(stage) : stage == t ? FinalStep() : GroupStep();
     }
 
-    /// <summary>A stage thread: one step after another, spinning (or spinning, then yielding) while its input is not there.</summary>
+    private int FinalStage => _premeld.Length;
+
+    private int GroupStage => _premeld.Length + 1;
+
+    /// <summary>Wakes every stage and waiter (the pipeline ends or fails).</summary>
+    private void SignalAll()
+    {
+        foreach (var s in _signals)
+        {
+            s.Signal();
+        }
+
+        _producer.Signal();
+    }
+
+    /// <summary>
+    /// A stage thread: one step after another. While its input is not there it busy-spins
+    /// (<see cref="ResolvedThreading.SpinOnly"/>), or spins a few rounds and then blocks until the
+    /// stage that makes its input signals it.
+    /// </summary>
     private void StageLoop(int stage)
     {
-        var spin = default(SpinWait);
+        var signal = _signals[stage];
+        var wait = default(StageWait);
         while (true)
         {
+            var seen = signal.Version;
             switch (StepStage(stage))
             {
                 case Step.Progressed:
-                    spin = default;
+                    wait.Reset();
                     continue;
                 case Step.Ended:
                     return;
@@ -508,7 +557,7 @@ public sealed class ThreadedPipeline : IDisposable
             }
             else
             {
-                spin.SpinOnce(sleep1Threshold: 20);
+                wait.Once(signal, seen);
             }
         }
     }
@@ -622,6 +671,8 @@ public sealed class ThreadedPipeline : IDisposable
         Volatile.Write(ref _resultOrdinals[r], v);
         Volatile.Write(ref _laneDone[lane], v);
         _premeldNext[lane] = v + t;
+        _signals[_grouping ? GroupStage : FinalStage].Signal();
+        _producer.Signal();
         Interlocked.MemoryBarrier();
         if (Volatile.Read(ref _capture) is { } capture && v <= capture.Ordinal && v + t > capture.Ordinal)
         {
@@ -675,6 +726,7 @@ public sealed class ThreadedPipeline : IDisposable
             abort = _inputDecided[0][slot];
             _inputs[0][slot] = null;
             Volatile.Write(ref _inputOrdinals[0][slot], -1);
+            _producer.Signal();
             return;
         }
 
@@ -797,6 +849,7 @@ public sealed class ThreadedPipeline : IDisposable
 
         _units[slot] = new Unit { Intention = intention, Abort = abort, Covered = covered };
         Volatile.Write(ref _unitOrdinals[slot], v);
+        _signals[FinalStage].Signal();
     }
 
     /// <summary>Final meld: the next ordinal's unit (or premeld's result), melded into the database.</summary>
@@ -876,6 +929,13 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         Volatile.Write(ref _lastMelded, v);
+        _producer.Signal();
+        if (_grouping)
+        {
+            // A unit slot is free again.
+            _signals[GroupStage].Signal();
+        }
+
         return Step.Progressed;
     }
 
@@ -889,5 +949,9 @@ public sealed class ThreadedPipeline : IDisposable
 
         _states[slot] = state;
         Volatile.Write(ref _stateOrdinals[slot], ordinal);
+        for (var lane = 0; lane < _premeld.Length; lane++)
+        {
+            _signals[lane].Signal();
+        }
     }
 }
