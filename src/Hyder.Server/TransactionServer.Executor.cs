@@ -39,7 +39,18 @@ public sealed partial class TransactionServer
             long? stashedAfter = null;
             while (true)
             {
-                var tx = stashedAfter is { } after ? await BeginReconciledAsync(isolation, after, null, cancellationToken).ConfigureAwait(false) : BeginTransaction(isolation, null);
+                var pool = _executorPools.Rent();
+                Transaction tx;
+                try
+                {
+                    tx = stashedAfter is { } after ? await BeginReconciledAsync(isolation, after, pool, cancellationToken).ConfigureAwait(false) : BeginTransaction(isolation, pool);
+                }
+                catch
+                {
+                    _executorPools.Return(pool);
+                    throw;
+                }
+
                 snapshot = tx.Snapshot.Sequence;
                 try
                 {
@@ -60,6 +71,7 @@ public sealed partial class TransactionServer
                 finally
                 {
                     tx.Dispose();
+                    _executorPools.Return(pool);
                 }
             }
 
@@ -90,9 +102,17 @@ public sealed partial class TransactionServer
             throw new EngineException(EngineErrorCode.InvalidArgument, $"unknown isolation level {(int)isolation}");
         }
 
-        // An interactive transaction's operations arrive on any thread: it gets a pool of its own.
-        return new InteractiveTransaction(this, BeginTransaction(isolation, new NodePool(64)));
+        // An interactive transaction's operations arrive on any thread, one at a time: it rents a
+        // pool of its own for its life.
+        var pool = _executorPools.Rent();
+        return new InteractiveTransaction(this, BeginTransaction(isolation, pool), pool);
     }
+
+    /// <summary>Gives back a node pool an interactive transaction rented (<see cref="Begin"/>, a stash).</summary>
+    internal void ReturnPool(NodePool pool) => _executorPools.Return(pool);
+
+    /// <summary>Rents a node pool for an interactive transaction (a stash's fresh transaction).</summary>
+    internal NodePool RentPool() => _executorPools.Rent();
 
     /// <summary>A transaction on the last committed state, running commutative operations as the cluster's settings say.</summary>
     internal Transaction BeginTransaction(IsolationLevel isolation, NodePool? pool)

@@ -45,6 +45,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
     private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
     private readonly ServerMetrics _metrics;
+    private readonly ExecutorPools _executorPools;
     private readonly TimeProvider _time;
     private readonly bool _cooperative;
 
@@ -97,6 +98,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _lastBarrier = lastBarrier;
         _nextPosition = readFrom;
         _metrics = new ServerMetrics(this);
+        _executorPools = new ExecutorPools(db.MeldPool.Exchange, Math.Min(options.MaxInFlight, 256) + Environment.ProcessorCount);
         _pipeline = new ThreadedPipeline(db, settings.Pipeline, new PipelineRuntime
         {
             Window = options.PipelineWindow,

@@ -131,7 +131,6 @@ public static class IntentionValidator
 
     private static void Metadata(Intention i, Node n)
     {
-        var key = Keys.Format(n.Key);
         if (n.Key.Length == 0)
         {
             Reject(i, "a node has an empty key");
@@ -139,50 +138,50 @@ public static class IntentionValidator
 
         if (i.IsSealed && (!n.Vn.IsPersistent || n.Vn.Position != i.Position))
         {
-            Reject(i, $"node {key} has version {n.Vn}, not one of position {i.Position}");
+            Reject(i, $"node {Keys.Format(n.Key)} has version {n.Vn}, not one of position {i.Position}");
         }
 
         if ((n.Flags & NodeFlags.Pooled) != 0)
         {
-            Reject(i, $"node {key} is marked as recycled");
+            Reject(i, $"node {Keys.Format(n.Key)} is marked as recycled");
         }
 
         if (!n.Altered && !n.HasOperations && !n.Scv.IsSome)
         {
-            Reject(i, $"node {key} was neither written nor copied from a source (no content version)");
+            Reject(i, $"node {Keys.Format(n.Key)} was neither written nor copied from a source (no content version)");
         }
 
         if (n.HasOperations)
         {
             if (Commutative.OperationList.Check(n.Payload) is { } malformed)
             {
-                Reject(i, $"node {key} carries a malformed operation list: {malformed}");
+                Reject(i, $"node {Keys.Format(n.Key)} carries a malformed operation list: {malformed}");
             }
 
             if (n.Altered != Commutative.OperationList.HasWrite(n.Payload))
             {
-                Reject(i, $"node {key} is {(n.Altered ? "" : "not ")}a write but its operation list {(n.Altered ? "holds no" : "holds a")} put or delete");
+                Reject(i, $"node {Keys.Format(n.Key)} is {(n.Altered ? "" : "not ")}a write but its operation list {(n.Altered ? "holds no" : "holds a")} put or delete");
             }
         }
 
         if (n.DependsOn && !n.Scv.IsSome)
         {
-            Reject(i, $"node {key} depends on a snapshot version it does not name");
+            Reject(i, $"node {Keys.Format(n.Key)} depends on a snapshot version it does not name");
         }
 
         if (n.SubtreeIsOnlyReadDependent && (n.Altered || !n.Ssv.IsSome))
         {
-            Reject(i, $"node {key} claims a read-only subtree but is altered or has no structure version");
+            Reject(i, $"node {Keys.Format(n.Key)} claims a read-only subtree but is altered or has no structure version");
         }
 
         if ((n.Flags & NodeFlags.BlindWrite) != 0 && (!n.Altered || i.Isolation != IsolationLevel.ReadCommitted))
         {
-            Reject(i, $"node {key} is a blind write outside a read-committed write");
+            Reject(i, $"node {Keys.Format(n.Key)} is a blind write outside a read-committed write");
         }
 
         if (n.DependsOnTree != (n.DependencyRanges is { Length: > 0 }))
         {
-            Reject(i, $"node {key} has DependsOnTree {n.DependsOnTree} with {n.DependencyRanges?.Length ?? 0} dependency ranges");
+            Reject(i, $"node {Keys.Format(n.Key)} has DependsOnTree {n.DependsOnTree} with {n.DependencyRanges?.Length ?? 0} dependency ranges");
         }
 
         if (n.DependencyRanges is { } ranges)
@@ -191,7 +190,7 @@ public static class IntentionValidator
             {
                 if (r.IsEmpty)
                 {
-                    Reject(i, $"node {key} depends on an empty range {r}");
+                    Reject(i, $"node {Keys.Format(n.Key)} depends on an empty range {r}");
                 }
             }
         }
