@@ -6,6 +6,7 @@ using Hyder.Tree;
 using SplitKeyReadException = Hyder.Tree.Commutative.SplitKeyReadException;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Memory;
+using Hyder.Tree.Pipeline;
 using Hyder.Tree.Serialization;
 
 namespace Hyder.Server;
@@ -14,6 +15,7 @@ namespace Hyder.Server;
 public sealed partial class TransactionServer
 {
     /// <inheritdoc/>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<TransactionOutcome> ExecuteAsync(IsolationLevel isolation, IReadOnlyList<Operation> operations, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(operations);
@@ -52,6 +54,7 @@ public sealed partial class TransactionServer
                 }
 
                 snapshot = tx.Snapshot.Sequence;
+                var cpu = ThreadCpu.NowNs();
                 try
                 {
                     for (var i = 0; i < results.Length; i++)
@@ -60,6 +63,7 @@ public sealed partial class TransactionServer
                     }
 
                     intention = tx.Complete();
+                    _metrics.AddCpu(ExecutorStage.Execute, ThreadCpu.NowNs() - cpu);
                     break;
                 }
                 catch (SplitKeyReadException e)
@@ -260,12 +264,14 @@ public sealed partial class TransactionServer
     }
 
     /// <summary>Serializes, appends, broadcasts, and waits for the local final meld's decision. Owns one admission slot.</summary>
-    internal async Task<TransactionOutcome> AppendAndWaitAsync(Intention intention, long snapshot, OperationResult[] results, CancellationToken cancellationToken)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    internal async ValueTask<TransactionOutcome> AppendAndWaitAsync(Intention intention, long snapshot, OperationResult[] results, CancellationToken cancellationToken)
     {
         PendingTransaction? pending = null;
         try
         {
             _options.IntentionBuilt?.Invoke(intention);
+            var cpu = ThreadCpu.NowNs();
             try
             {
                 // Here, on the executor's thread, not on final meld's (DESIGN §6): an intention that
@@ -290,7 +296,8 @@ public sealed partial class TransactionServer
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"the transaction's intention cannot be written: {e.Message}");
             }
 
-            pending = new PendingTransaction(intention, _cooperative);
+            _metrics.AddCpu(ExecutorStage.Encode, ThreadCpu.NowNs() - cpu);
+            pending = PendingTransaction.Rent(intention, _cooperative);
             _localByNonce[encoded.Nonce] = pending;
             var positions = new long[encoded.Parts.Count];
             try
@@ -314,18 +321,27 @@ public sealed partial class TransactionServer
 
             _metrics.Add(Counter.Appended);
             MeldOutcome outcome;
+            long ordinal;
             try
             {
-                outcome = await pending.Outcome.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+                outcome = await pending.WaitAsync(cancellationToken).ConfigureAwait(false);
             }
             catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
             {
                 return new TransactionOutcome(TransactionStatus.Unknown, AbortCause.None, $"server {_options.ServerId} stopped before the outcome was known", pending.Ordinal, snapshot, results);
             }
+            finally
+            {
+                cpu = ThreadCpu.NowNs();
+                ordinal = pending.Ordinal;
+                pending.ReleaseWaiter();
+            }
 
-            return outcome.Committed
-                ? new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, pending.Ordinal, snapshot, results)
-                : new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, Describe(outcome), pending.Ordinal, snapshot, []);
+            var answer = outcome.Committed
+                ? new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, ordinal, snapshot, results)
+                : new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, Describe(outcome), ordinal, snapshot, []);
+            _metrics.AddCpu(ExecutorStage.Outcome, ThreadCpu.NowNs() - cpu);
+            return answer;
         }
         finally
         {

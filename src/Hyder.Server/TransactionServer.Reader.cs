@@ -542,7 +542,13 @@ public sealed partial class TransactionServer
         if (job.Local is { } local)
         {
             local.Ordinal = v;
-            _localByOrdinal[v] = local;
+            ref var slot = ref _localByOrdinal[v % _localByOrdinal.Length];
+            if (slot is not null)
+            {
+                throw new InvalidOperationException($"the outcome slot of #{v} is still taken by #{slot.Ordinal}");
+            }
+
+            Volatile.Write(ref slot, local);
         }
 
         if (job.Intention is { } intention)
@@ -587,7 +593,8 @@ public sealed partial class TransactionServer
         _melded.Clear();
         foreach (var (pending, outcome) in done)
         {
-            pending.Outcome.TrySetResult(outcome);
+            pending.TrySetResult(outcome);
+            pending.ReleaseDelivery();
         }
     }
 }

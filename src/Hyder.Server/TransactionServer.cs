@@ -42,7 +42,13 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly SemaphoreSlim _admission;
     private readonly CancellationTokenSource _stop = new();
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByNonce = new();
-    private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
+
+    /// <summary>
+    /// This server's transactions by ordinal, from their submit to their final meld: a ring of
+    /// twice the pipeline's window (the submitter files ordinal v only after v − window was
+    /// melded, so a slot is always free), read and cleared by final meld without a lock.
+    /// </summary>
+    private readonly PendingTransaction?[] _localByOrdinal;
     private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
     private readonly ServerMetrics _metrics;
     private readonly ExecutorPools _executorPools;
@@ -93,6 +99,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
         _window = new StateWindow(db, settings.StateWindow);
+        _localByOrdinal = new PendingTransaction?[2 * options.PipelineWindow];
         _window.Advance(db.LastAppended, db.Current);
         _ordinal = db.LastAppended;
         _lastBarrier = lastBarrier;
@@ -307,8 +314,10 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             Interlocked.Decrement(ref _pendingControl);
         }
 
-        if (_localByOrdinal.TryRemove(ordinal, out var pending))
+        ref var slot = ref _localByOrdinal[ordinal % _localByOrdinal.Length];
+        if (Volatile.Read(ref slot) is { } pending && pending.Ordinal == ordinal)
         {
+            Volatile.Write(ref slot, null);
             if (_cooperative)
             {
                 // Inside a stage step: the waiter continues after the submit returns (DeliverOutcomes).
@@ -316,7 +325,8 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             }
             else
             {
-                pending.Outcome.TrySetResult(outcome);
+                pending.TrySetResult(outcome);
+                pending.ReleaseDelivery();
             }
         }
     }
@@ -378,9 +388,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
         DeliverOutcomes();
 
-        foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.Values))
+        foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.OfType<PendingTransaction>()))
         {
-            p.Outcome.TrySetCanceled();
+            p.TrySetCanceled();
         }
 
         foreach (var c in _checkpointRequests.Values)

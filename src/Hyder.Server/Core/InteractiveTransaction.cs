@@ -47,6 +47,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"more than {server.Limits.MaxOperations} operations in one transaction");
             }
 
+            var cpu = Tree.Pipeline.ThreadCpu.NowNs();
             try
             {
                 return Done(operation, TransactionServer.Run(_tx, operation, server.Limits));
@@ -54,6 +55,10 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             catch (SplitKeyReadException e)
             {
                 stashedAfter = e.SnapshotSequence;
+            }
+            finally
+            {
+                server.Metrics.AddCpu(ExecutorStage.Execute, Tree.Pipeline.ThreadCpu.NowNs() - cpu);
             }
         }
 
@@ -102,6 +107,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         }
     }
 
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<TransactionOutcome> CommitAsync(CancellationToken cancellationToken = default)
     {
         Intention? intention;

@@ -82,6 +82,11 @@ public sealed class ThreadedPipeline : IDisposable
 
     private long _lastSubmitted;
     private long _lastMelded;
+
+    // Final meld's time (Stopwatch ticks, written by its thread only): busy with an ordinal, and
+    // inside the database's meld or skip proper.
+    private long _finalBusyTicks;
+    private long _finalMeldTicks;
     private long _barrier;
     private PipelineBarrier? _capture;
     private readonly long[] _laneDone;
@@ -286,6 +291,13 @@ public sealed class ThreadedPipeline : IDisposable
 
     /// <summary>Why the pipeline stopped, when a stage failed; null while it runs.</summary>
     public Exception? Failure => _failure?.SourceException;
+
+    /// <summary>
+    /// Stopwatch ticks final meld spent on ordinals (from taking one to handing it on, the
+    /// callbacks included) and, of those, inside <see cref="Database.Meld"/> (or a skip): the
+    /// thread's utilisation and how much of it is meld proper (DESIGN §6).
+    /// </summary>
+    public (long BusyTicks, long MeldTicks) FinalMeldTicks => (Volatile.Read(ref _finalBusyTicks), Volatile.Read(ref _finalMeldTicks));
 
     /// <summary>The ordinal of the last intention final meld has finished.</summary>
     public long LastMelded => Volatile.Read(ref _lastMelded);
@@ -889,6 +901,7 @@ public sealed class ThreadedPipeline : IDisposable
 
         _finalNext = v + 1;
         _delay?.Invoke(PipelineStage.FinalMeld, v);
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         if (covered)
         {
             // The group melded at v − 1 decided this one too.
@@ -907,6 +920,7 @@ public sealed class ThreadedPipeline : IDisposable
             outcome = _database.Meld(intention);
         }
 
+        var melded = System.Diagnostics.Stopwatch.GetTimestamp();
         _finalLast = outcome;
         if (t > 0)
         {
@@ -930,6 +944,8 @@ public sealed class ThreadedPipeline : IDisposable
 
         Volatile.Write(ref _lastMelded, v);
         _producer.Signal();
+        Volatile.Write(ref _finalMeldTicks, _finalMeldTicks + (melded - started));
+        Volatile.Write(ref _finalBusyTicks, _finalBusyTicks + (System.Diagnostics.Stopwatch.GetTimestamp() - started));
         if (_grouping)
         {
             // A unit slot is free again.

@@ -10,6 +10,9 @@ public sealed class EncodedIntention
     /// <summary>Bytes a part position takes at most in the final block (a varint of a 40-bit position).</summary>
     internal const int MaxPositionBytes = 6;
 
+    [ThreadStatic]
+    private static ByteWriter? t_finish;
+
     private readonly BlockKind _finalKind;
     private readonly byte[] _fields;
     private readonly byte[] _tail;
@@ -52,7 +55,9 @@ public sealed class EncodedIntention
             ThrowHelper.ThrowArgument(nameof(partPositions), $"{partPositions.Length} part positions given for {Parts.Count} parts");
         }
 
-        var w = new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tail.Length + 8);
+        // Written in this thread's scratch buffer: the block itself is the one allocation.
+        var w = t_finish ??= new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tail.Length + 8);
+        w.Reset();
         w.Zeros(BlockFormat.HeaderSize);
         w.U64((ulong)Nonce);
         w.Varint((ulong)partPositions.Length);
