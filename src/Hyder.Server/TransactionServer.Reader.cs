@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
@@ -14,10 +13,10 @@ public sealed partial class TransactionServer
 {
     private const int MaxStashedParts = 1 << 12;
 
-    private readonly BlockingCollection<Job> _submitQueue = new(4096);
+    private readonly HandOffQueue<Job> _submitQueue = new(4096);
     private readonly Dictionary<long, ReadOnlyMemory<byte>> _parts = [];
     private readonly Queue<long> _partOrder = new();
-    private BlockingCollection<Job>[] _lanes = [];
+    private HandOffQueue<Job>[] _lanes = [];
     private long _nextPosition;
     private long _ordinal;
     private long _lastBarrier;
@@ -429,7 +428,7 @@ public sealed partial class TransactionServer
         var pool = new NodePool(NodePool.DefaultCapacity);
         try
         {
-            foreach (var job in _lanes[lane].GetConsumingEnumerable())
+            while (_lanes[lane].TryTake(out var job))
             {
                 Deserialize(job, pool);
                 Volatile.Write(ref job.Done, true);
@@ -511,7 +510,7 @@ public sealed partial class TransactionServer
     {
         try
         {
-            foreach (var job in _submitQueue.GetConsumingEnumerable())
+            while (_submitQueue.TryTake(out var job))
             {
                 var wait = default(Tree.Pipeline.StageWait);
                 while (true)

@@ -278,11 +278,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
 
         var n = _options.DeserializerThreads;
-        _lanes = new BlockingCollection<Job>[n];
+        _lanes = new HandOffQueue<Job>[n];
         _deserializers = new Thread[n];
         for (var i = 0; i < n; i++)
         {
-            _lanes[i] = new BlockingCollection<Job>(_options.PipelineWindow);
+            _lanes[i] = new HandOffQueue<Job>(_options.PipelineWindow);
             var lane = i;
             _deserializers[i] = new Thread(() => DeserializeLoop(lane)) { IsBackground = true, Name = $"deserialize-{i}" };
             _deserializers[i].Start();
