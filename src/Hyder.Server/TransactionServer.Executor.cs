@@ -309,6 +309,7 @@ public sealed partial class TransactionServer
                 }
 
                 var final = encoded.Finish(positions);
+                encoded.Release();
                 var at = await _log.AppendAsync(final, CancellationToken.None).ConfigureAwait(false);
                 WakeReader();
                 _broadcast?.Publish(at, final);
