@@ -55,8 +55,12 @@ public sealed class ValidationPlacementTests
         var tail = await cluster.Log.TailAsync();
 
         Volatile.Write(ref corrupt, 1);
+
+        // Bounded: an intention that got past the executor would stall the server's pipeline
+        // (it refuses unvalidated intentions), and the test must fail, not hang.
+        using var bound = new CancellationTokenSource(TimeSpan.FromSeconds(30));
         var refused = await Assert.ThrowsAsync<EngineException>(async () =>
-            await local.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(Key(3)), Operation.Put(Key(5), Value("x"))]));
+            await local.ExecuteAsync(IsolationLevel.Serializable, [Operation.Get(Key(3)), Operation.Put(Key(5), Value("x"))], bound.Token));
         Volatile.Write(ref corrupt, 0);
 
         // Refused before the append: nothing reached the log, and the admission slot is back.
