@@ -17,6 +17,7 @@ public sealed class ServerMetrics : IDisposable
     private long _commits;
     private long _conflictZone;
     private readonly long[] _counts = new long[(int)Counter.Count];
+    private readonly long[] _cpu = new long[(int)ExecutorStage.Count];
 
     internal ServerMetrics(TransactionServer server)
     {
@@ -82,8 +83,11 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>Blocks skipped as not Hyder's (no ordinal).</summary>
     public long SkippedBlocks => Volatile.Read(ref _counts[(int)Counter.SkippedBlocks]);
 
-    /// <summary>Intentions the decoder rejected.</summary>
+    /// <summary>Intentions read from the log that the decoder or the validator rejected (on a deserializer thread).</summary>
     public long RejectedBlocks => Volatile.Read(ref _counts[(int)Counter.RejectedBlocks]);
+
+    /// <summary>This server's own intentions the validator refused before they were appended.</summary>
+    public long RefusedIntentions => Volatile.Read(ref _counts[(int)Counter.RefusedIntentions]);
 
     /// <summary>Fillers this server appended.</summary>
     public long Fillers => Volatile.Read(ref _counts[(int)Counter.Fillers]);
@@ -99,6 +103,14 @@ public sealed class ServerMetrics : IDisposable
 
     /// <summary>Transactions (or interactive operations) that met a split key inside a phase and waited for the reconciled state (Doppel's stash).</summary>
     public long Stashed => Volatile.Read(ref _counts[(int)Counter.Stashed]);
+
+    /// <summary>
+    /// CPU nanoseconds executors spent in one stage, over all transactions (<see cref="Tree.Pipeline.ThreadCpu"/>):
+    /// the synchronous stretches on the executor's thread that the stage threads' own CPU does not cover.
+    /// </summary>
+    public long CpuNanoseconds(ExecutorStage stage) => Volatile.Read(ref _cpu[(int)stage]);
+
+    internal void AddCpu(ExecutorStage stage, long nanoseconds) => Interlocked.Add(ref _cpu[(int)stage], nanoseconds);
 
     /// <summary>Counts <paramref name="n"/> events; any thread (executors, reader, deserializers and background work all count).</summary>
     internal void Add(Counter counter, long n = 1) => Interlocked.Add(ref _counts[(int)counter], n);
@@ -156,6 +168,22 @@ public sealed class ServerMetrics : IDisposable
     public void Dispose() => _meter.Dispose();
 }
 
+/// <summary>The executor's stages whose CPU <see cref="ServerMetrics.CpuNanoseconds"/> counts.</summary>
+public enum ExecutorStage
+{
+    /// <summary>Running the transaction's operations on its snapshot, to its intention.</summary>
+    Execute,
+
+    /// <summary>Validating the intention and encoding it into blocks.</summary>
+    Encode,
+
+    /// <summary>The executor's side of the outcome: from its wake-up to the transaction's answer.</summary>
+    Outcome,
+
+    /// <summary>The number of stages.</summary>
+    Count,
+}
+
 /// <summary>The server's event counters (indices into <see cref="ServerMetrics"/>' table).</summary>
 internal enum Counter
 {
@@ -172,5 +200,6 @@ internal enum Counter
     FlushedNodes,
     Checkpoints,
     Stashed,
+    RefusedIntentions,
     Count,
 }

@@ -91,6 +91,9 @@ public sealed class ServerOptions
     /// <summary>Tests: called on the final-meld thread after each ordinal, from the first one on.</summary>
     internal Action<long, Tree.Meld.MeldOutcome, Tree.DatabaseState>? MeldedHook { get; set; }
 
+    /// <summary>Tests: called on the executor with each intention it built, before it is validated and appended.</summary>
+    internal Action<Tree.Intention>? IntentionBuilt { get; set; }
+
     /// <summary>Test hook: called before each pipeline stage step (delay injection).</summary>
     public Action<PipelineStage, long>? StageDelay { get; set; }
 }

@@ -6,6 +6,7 @@ using Hyder.Tree;
 using SplitKeyReadException = Hyder.Tree.Commutative.SplitKeyReadException;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Memory;
+using Hyder.Tree.Pipeline;
 using Hyder.Tree.Serialization;
 
 namespace Hyder.Server;
@@ -14,6 +15,7 @@ namespace Hyder.Server;
 public sealed partial class TransactionServer
 {
     /// <inheritdoc/>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<TransactionOutcome> ExecuteAsync(IsolationLevel isolation, IReadOnlyList<Operation> operations, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(operations);
@@ -39,8 +41,20 @@ public sealed partial class TransactionServer
             long? stashedAfter = null;
             while (true)
             {
-                var tx = stashedAfter is { } after ? await BeginReconciledAsync(isolation, after, null, cancellationToken).ConfigureAwait(false) : BeginTransaction(isolation, null);
+                var pool = _executorPools.Rent();
+                Transaction tx;
+                try
+                {
+                    tx = stashedAfter is { } after ? await BeginReconciledAsync(isolation, after, pool, cancellationToken).ConfigureAwait(false) : BeginTransaction(isolation, pool);
+                }
+                catch
+                {
+                    _executorPools.Return(pool);
+                    throw;
+                }
+
                 snapshot = tx.Snapshot.Sequence;
+                var cpu = ThreadCpu.NowNs();
                 try
                 {
                     for (var i = 0; i < results.Length; i++)
@@ -49,6 +63,7 @@ public sealed partial class TransactionServer
                     }
 
                     intention = tx.Complete();
+                    _metrics.AddCpu(ExecutorStage.Execute, ThreadCpu.NowNs() - cpu);
                     break;
                 }
                 catch (SplitKeyReadException e)
@@ -60,6 +75,7 @@ public sealed partial class TransactionServer
                 finally
                 {
                     tx.Dispose();
+                    _executorPools.Return(pool);
                 }
             }
 
@@ -90,9 +106,17 @@ public sealed partial class TransactionServer
             throw new EngineException(EngineErrorCode.InvalidArgument, $"unknown isolation level {(int)isolation}");
         }
 
-        // An interactive transaction's operations arrive on any thread: it gets a pool of its own.
-        return new InteractiveTransaction(this, BeginTransaction(isolation, new NodePool(64)));
+        // An interactive transaction's operations arrive on any thread, one at a time: it rents a
+        // pool of its own for its life.
+        var pool = _executorPools.Rent();
+        return new InteractiveTransaction(this, BeginTransaction(isolation, pool), pool);
     }
+
+    /// <summary>Gives back a node pool an interactive transaction rented (<see cref="Begin"/>, a stash).</summary>
+    internal void ReturnPool(NodePool pool) => _executorPools.Return(pool);
+
+    /// <summary>Rents a node pool for an interactive transaction (a stash's fresh transaction).</summary>
+    internal NodePool RentPool() => _executorPools.Rent();
 
     /// <summary>A transaction on the last committed state, running commutative operations as the cluster's settings say.</summary>
     internal Transaction BeginTransaction(IsolationLevel isolation, NodePool? pool)
@@ -240,11 +264,27 @@ public sealed partial class TransactionServer
     }
 
     /// <summary>Serializes, appends, broadcasts, and waits for the local final meld's decision. Owns one admission slot.</summary>
-    internal async Task<TransactionOutcome> AppendAndWaitAsync(Intention intention, long snapshot, OperationResult[] results, CancellationToken cancellationToken)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    internal async ValueTask<TransactionOutcome> AppendAndWaitAsync(Intention intention, long snapshot, OperationResult[] results, CancellationToken cancellationToken)
     {
         PendingTransaction? pending = null;
         try
         {
+            _options.IntentionBuilt?.Invoke(intention);
+            var cpu = ThreadCpu.NowNs();
+            try
+            {
+                // Here, on the executor's thread, not on final meld's (DESIGN §6): an intention that
+                // every server would reject when read from the log never reaches it.
+                IntentionValidator.ValidateBeforeAppend(intention);
+            }
+            catch (IntentionRejectedException e)
+            {
+                intention.ReleasePins();
+                _metrics.Add(Counter.RefusedIntentions);
+                throw new EngineException(EngineErrorCode.InvalidArgument, e.Message);
+            }
+
             EncodedIntention encoded;
             try
             {
@@ -256,7 +296,8 @@ public sealed partial class TransactionServer
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"the transaction's intention cannot be written: {e.Message}");
             }
 
-            pending = new PendingTransaction(intention, _cooperative);
+            _metrics.AddCpu(ExecutorStage.Encode, ThreadCpu.NowNs() - cpu);
+            pending = PendingTransaction.Rent(intention, _cooperative);
             _localByNonce[encoded.Nonce] = pending;
             var positions = new long[encoded.Parts.Count];
             try
@@ -268,7 +309,9 @@ public sealed partial class TransactionServer
                 }
 
                 var final = encoded.Finish(positions);
+                encoded.Release();
                 var at = await _log.AppendAsync(final, CancellationToken.None).ConfigureAwait(false);
+                WakeReader();
                 _broadcast?.Publish(at, final);
             }
             catch (Exception e) when (e is not OperationCanceledException)
@@ -279,18 +322,27 @@ public sealed partial class TransactionServer
 
             _metrics.Add(Counter.Appended);
             MeldOutcome outcome;
+            long ordinal;
             try
             {
-                outcome = await pending.Outcome.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+                outcome = await pending.WaitAsync(cancellationToken).ConfigureAwait(false);
             }
             catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
             {
                 return new TransactionOutcome(TransactionStatus.Unknown, AbortCause.None, $"server {_options.ServerId} stopped before the outcome was known", pending.Ordinal, snapshot, results);
             }
+            finally
+            {
+                cpu = ThreadCpu.NowNs();
+                ordinal = pending.Ordinal;
+                pending.ReleaseWaiter();
+            }
 
-            return outcome.Committed
-                ? new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, pending.Ordinal, snapshot, results)
-                : new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, Describe(outcome), pending.Ordinal, snapshot, []);
+            var answer = outcome.Committed
+                ? new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, ordinal, snapshot, results)
+                : new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, Describe(outcome), ordinal, snapshot, []);
+            _metrics.AddCpu(ExecutorStage.Outcome, ThreadCpu.NowNs() - cpu);
+            return answer;
         }
         finally
         {

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
@@ -14,10 +13,10 @@ public sealed partial class TransactionServer
 {
     private const int MaxStashedParts = 1 << 12;
 
-    private readonly BlockingCollection<Job> _submitQueue = new(4096);
+    private readonly HandOffQueue<Job> _submitQueue = new(4096);
     private readonly Dictionary<long, ReadOnlyMemory<byte>> _parts = [];
     private readonly Queue<long> _partOrder = new();
-    private BlockingCollection<Job>[] _lanes = [];
+    private HandOffQueue<Job>[] _lanes = [];
     private long _nextPosition;
     private long _ordinal;
     private long _lastBarrier;
@@ -31,6 +30,22 @@ public sealed partial class TransactionServer
     private readonly Queue<(long Ordinal, long Nonce)> _nonceOrder = new();
     private Exception? _failure;
     private Tree.Pipeline.PipelineBarrier? _lastPipelineBarrier;
+
+    /// <summary>Deserializers signal the submitter when a job is ready.</summary>
+    private readonly Tree.Pipeline.StageSignal _jobReady = new();
+
+    /// <summary>Final meld signals deserializers waiting for a snapshot state.</summary>
+    private readonly Tree.Pipeline.StageSignal _stateAdded = new();
+
+    /// <summary>Wakes the reader waiting at the tail (an executor appended); <see cref="_readerWaiting"/> says whether it waits.</summary>
+    private readonly SemaphoreSlim _readerWake = new(0);
+    private int _readerWaiting;
+
+    /// <summary>How long the log must have been quiet, with nothing in flight here, before the reader polls its tail less often.</summary>
+    private static readonly TimeSpan s_quietAfter = TimeSpan.FromMilliseconds(50);
+
+    /// <summary>The reader's poll period at the tail of a quiet log (a local append wakes it at once).</summary>
+    private const int QuietPollMs = 20;
 
     /// <summary>Cooperative mode: the pool intentions are deserialized into on the reader's thread.</summary>
     private NodePool? _inlinePool;
@@ -58,7 +73,7 @@ public sealed partial class TransactionServer
                     if (p >= tail)
                     {
                         await MaybeFillAsync(idleSince, ct).ConfigureAwait(false);
-                        await PauseAsync(1, ct).ConfigureAwait(false);
+                        await WaitAtTailAsync(idleSince, ct).ConfigureAwait(false);
                         continue;
                     }
                 }
@@ -108,6 +123,41 @@ public sealed partial class TransactionServer
         {
             _failure = e;
             _logger.StageFailed(e, _options.ServerId, "log reader");
+        }
+    }
+
+    /// <summary>
+    /// The reader at the tail: threaded on the system clock, it waits 1 ms while this server has
+    /// transactions in flight or the log was busy in the last <see cref="s_quietAfter"/>, else
+    /// <see cref="QuietPollMs"/>, and an executor's append wakes it at once; an idle server polls
+    /// its log 50 times a second. Cooperative or on another clock, it pauses 1 ms on that clock.
+    /// </summary>
+    private async Task WaitAtTailAsync(long idleSince, CancellationToken ct)
+    {
+        if (_cooperative || _time != TimeProvider.System)
+        {
+            await PauseAsync(1, ct).ConfigureAwait(false);
+            return;
+        }
+
+        var pause = InFlight > 0 || _time.GetElapsedTime(idleSince) < s_quietAfter ? 1 : QuietPollMs;
+        Volatile.Write(ref _readerWaiting, 1);
+        try
+        {
+            await _readerWake.WaitAsync(pause, ct).ConfigureAwait(false);
+        }
+        finally
+        {
+            Volatile.Write(ref _readerWaiting, 0);
+        }
+    }
+
+    /// <summary>An executor appended an intention: a reader waiting at the tail reads it now.</summary>
+    private void WakeReader()
+    {
+        if (Volatile.Read(ref _readerWaiting) != 0 && _readerWake.CurrentCount == 0)
+        {
+            _readerWake.Release();
         }
     }
 
@@ -390,10 +440,11 @@ public sealed partial class TransactionServer
         var pool = new NodePool(NodePool.DefaultCapacity);
         try
         {
-            foreach (var job in _lanes[lane].GetConsumingEnumerable())
+            while (_lanes[lane].TryTake(out var job))
             {
                 Deserialize(job, pool);
                 Volatile.Write(ref job.Done, true);
+                _jobReady.Signal();
             }
         }
         catch (Exception e)
@@ -407,9 +458,10 @@ public sealed partial class TransactionServer
     {
         var s = job.SnapshotSequence;
         DatabaseState? snapshot;
-        var spin = default(SpinWait);
+        var wait = default(Tree.Pipeline.StageWait);
         while (true)
         {
+            var seen = _stateAdded.Version;
             // Progress first: a state added between the lookup and this read must not look
             // missing. Once final meld has passed s, the state of sequence s exists or never will
             // (s was not a committed ordinal here, nor on any server computing the same states).
@@ -428,22 +480,41 @@ public sealed partial class TransactionServer
                 return;
             }
 
-            spin.SpinOnce(sleep1Threshold: 10);
+            wait.Once(_stateAdded, seen);
         }
 
+        Intention intention;
         try
         {
-            job.Intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool);
+            intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool);
         }
         catch (IntentionFormatException e)
         {
             job.IsDecided = true;
             job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
             _metrics.Add(Counter.RejectedBlocks);
+            return;
         }
         finally
         {
             _db.Release(snapshot);
+        }
+
+        // Sealed and validated here, in parallel, never on the final-meld thread (DESIGN §6): the
+        // seal depends only on the ordinal and position, and the validator's verdict and message
+        // only on the intention and its snapshot, so every server decides it alike.
+        intention.Seal(job.Ordinal, job.Position);
+        try
+        {
+            IntentionValidator.Validate(intention);
+            job.Intention = intention;
+        }
+        catch (IntentionRejectedException e)
+        {
+            intention.ReleasePins();
+            job.IsDecided = true;
+            job.Decision = Job.Abort(AbortCause.Rejected, e.Message);
+            _metrics.Add(Counter.RejectedBlocks);
         }
     }
 
@@ -451,12 +522,18 @@ public sealed partial class TransactionServer
     {
         try
         {
-            foreach (var job in _submitQueue.GetConsumingEnumerable())
+            while (_submitQueue.TryTake(out var job))
             {
-                var spin = default(SpinWait);
-                while (!Volatile.Read(ref job.Done))
+                var wait = default(Tree.Pipeline.StageWait);
+                while (true)
                 {
-                    spin.SpinOnce(sleep1Threshold: 10);
+                    var seen = _jobReady.Version;
+                    if (Volatile.Read(ref job.Done))
+                    {
+                        break;
+                    }
+
+                    wait.Once(_jobReady, seen);
                 }
 
                 Submit(job);
@@ -476,7 +553,13 @@ public sealed partial class TransactionServer
         if (job.Local is { } local)
         {
             local.Ordinal = v;
-            _localByOrdinal[v] = local;
+            ref var slot = ref _localByOrdinal[v % _localByOrdinal.Length];
+            if (slot is not null)
+            {
+                throw new InvalidOperationException($"the outcome slot of #{v} is still taken by #{slot.Ordinal}");
+            }
+
+            Volatile.Write(ref slot, local);
         }
 
         if (job.Intention is { } intention)
@@ -521,7 +604,8 @@ public sealed partial class TransactionServer
         _melded.Clear();
         foreach (var (pending, outcome) in done)
         {
-            pending.Outcome.TrySetResult(outcome);
+            pending.TrySetResult(outcome);
+            pending.ReleaseDelivery();
         }
     }
 }

@@ -42,9 +42,16 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly SemaphoreSlim _admission;
     private readonly CancellationTokenSource _stop = new();
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByNonce = new();
-    private readonly ConcurrentDictionary<long, PendingTransaction> _localByOrdinal = new();
+
+    /// <summary>
+    /// This server's transactions by ordinal, from their submit to their final meld: a ring of
+    /// twice the pipeline's window (the submitter files ordinal v only after v − window was
+    /// melded, so a slot is always free), read and cleared by final meld without a lock.
+    /// </summary>
+    private readonly PendingTransaction?[] _localByOrdinal;
     private readonly ConcurrentDictionary<ulong, CheckpointRequest> _checkpointRequests = new();
     private readonly ServerMetrics _metrics;
+    private readonly ExecutorPools _executorPools;
     private readonly TimeProvider _time;
     private readonly bool _cooperative;
 
@@ -92,17 +99,20 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
         _window = new StateWindow(db, settings.StateWindow);
+        _localByOrdinal = new PendingTransaction?[2 * options.PipelineWindow];
         _window.Advance(db.LastAppended, db.Current);
         _ordinal = db.LastAppended;
         _lastBarrier = lastBarrier;
         _nextPosition = readFrom;
         _metrics = new ServerMetrics(this);
+        _executorPools = new ExecutorPools(db.MeldPool.Exchange, Math.Min(options.MaxInFlight, 256) + Environment.ProcessorCount);
         _pipeline = new ThreadedPipeline(db, settings.Pipeline, new PipelineRuntime
         {
             Window = options.PipelineWindow,
             Delay = options.StageDelay,
             Melded = OnMelded,
             StartSequences = sequences,
+            RequireValidated = true,
             Threading = options.Cooperative ? new PipelineThreading { Cooperative = true } : options.Threading,
         });
     }
@@ -274,11 +284,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
 
         var n = _options.DeserializerThreads;
-        _lanes = new BlockingCollection<Job>[n];
+        _lanes = new HandOffQueue<Job>[n];
         _deserializers = new Thread[n];
         for (var i = 0; i < n; i++)
         {
-            _lanes[i] = new BlockingCollection<Job>(_options.PipelineWindow);
+            _lanes[i] = new HandOffQueue<Job>(_options.PipelineWindow);
             var lane = i;
             _deserializers[i] = new Thread(() => DeserializeLoop(lane)) { IsBackground = true, Name = $"deserialize-{i}" };
             _deserializers[i].Start();
@@ -297,6 +307,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)
     {
         _window.Advance(ordinal, current);
+        _stateAdded.Signal();
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
         // Control records are rare: the final-meld thread looks them up only while one is pending
         // (a ConcurrentDictionary removal takes a bucket lock even when the key is absent).
@@ -309,8 +320,10 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             Interlocked.Decrement(ref _pendingControl);
         }
 
-        if (_localByOrdinal.TryRemove(ordinal, out var pending))
+        ref var slot = ref _localByOrdinal[ordinal % _localByOrdinal.Length];
+        if (Volatile.Read(ref slot) is { } pending && pending.Ordinal == ordinal)
         {
+            Volatile.Write(ref slot, null);
             if (_cooperative)
             {
                 // Inside a stage step: the waiter continues after the submit returns (DeliverOutcomes).
@@ -318,7 +331,8 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             }
             else
             {
-                pending.Outcome.TrySetResult(outcome);
+                pending.TrySetResult(outcome);
+                pending.ReleaseDelivery();
             }
         }
     }
@@ -380,9 +394,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
         DeliverOutcomes();
 
-        foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.Values))
+        foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.OfType<PendingTransaction>()))
         {
-            p.Outcome.TrySetCanceled();
+            p.TrySetCanceled();
         }
 
         foreach (var c in _checkpointRequests.Values)

@@ -131,7 +131,9 @@ public sealed class Database
     /// Fixes an intention read from the shared log at its place: ordinal <paramref name="ordinal"/>
     /// (intentions counted in log order, every server alike) at log position
     /// <paramref name="position"/>. Ordinals decided without an intention (fillers, rejected
-    /// blocks) leave gaps; they are melded with <see cref="Skip"/>.
+    /// blocks) leave gaps; they are melded with <see cref="Skip"/>. An intention already sealed
+    /// there (a server's deserializer seals and validates a decoded intention on its own thread)
+    /// is taken as it is.
     /// </summary>
     public void Append(Intention intention, long ordinal, long position)
     {
@@ -141,7 +143,18 @@ public sealed class Database
             ThrowHelper.ThrowInvalidOperation($"intention #{ordinal} appended out of order: #{_lastAppended} was appended already");
         }
 
-        intention.Seal(ordinal, position);
+        if (intention.IsSealed)
+        {
+            if (intention.Ordinal != ordinal || intention.Position != position)
+            {
+                ThrowHelper.ThrowInvalidOperation($"{intention} is sealed elsewhere than #{ordinal} @{position}");
+            }
+        }
+        else
+        {
+            intention.Seal(ordinal, position);
+        }
+
         _lastAppended = ordinal;
     }
 

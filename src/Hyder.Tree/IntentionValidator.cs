@@ -6,6 +6,13 @@ namespace Hyder.Tree;
 /// itself, a sorted delete list. It depends only on the intention and its snapshot, so every
 /// server rejects the same intentions with the same message.
 /// </summary>
+/// <remarks>
+/// Validation runs on the parallel side of a server, never on the final-meld thread (DESIGN §6):
+/// a deserializer validates a decoded intention once it has sealed it at its ordinal, and an
+/// executor validates its own intention before it appends it (<see cref="ValidateBeforeAppend"/>).
+/// Sealing changes only what it writes itself (each inside node's version and owner), so an
+/// intention valid before it is sealed is valid after, with the same checks and the same reasons.
+/// </remarks>
 public static class IntentionValidator
 {
     /// <summary>Throws <see cref="IntentionRejectedException"/> naming the first fault found.</summary>
@@ -17,6 +24,29 @@ public static class IntentionValidator
             Reject(intention, "it is not sealed at a log position");
         }
 
+        Check(intention);
+    }
+
+    /// <summary>
+    /// Checks an executor's own intention before it is sealed and appended: the checks
+    /// <see cref="Validate"/> makes, but inside nodes are those the transaction owns, and their
+    /// versions are left to the seal that gives them. Throws <see cref="IntentionRejectedException"/>
+    /// whose <see cref="IntentionRejectedException.Reason"/> is the one every server would give
+    /// for the sealed intention read from the log; marks it validated otherwise.
+    /// </summary>
+    public static void ValidateBeforeAppend(Intention intention)
+    {
+        ArgumentNullException.ThrowIfNull(intention);
+        if (intention.IsSealed || intention.IsGroup || intention.IsPremelded)
+        {
+            ThrowHelper.ThrowInvalidOperation($"{intention} is not an executor's unsealed intention");
+        }
+
+        Check(intention);
+    }
+
+    private static void Check(Intention intention)
+    {
         Subtree(intention, intention.Root, null, null, out var operations);
         if (operations != intention.HasOperations)
         {
@@ -55,11 +85,13 @@ public static class IntentionValidator
             Reject(i, $"key {Keys.Format(n.Key)} is out of order (must lie between {(low is null ? "-inf" : Keys.Format(low))} and {(high is null ? "+inf" : Keys.Format(high))})");
         }
 
-        if (!i.Contains(n))
+        if (!Inside(i, n))
         {
             // A pointer into the snapshot: it must be a published node of an earlier intention
-            // (or an ephemeral node of a state), which keeps its own checked height.
-            if (n.Owner < 0 || n.Owner >= i.Ordinal || !n.Vn.IsSome)
+            // (or an ephemeral node of a state), which keeps its own checked height. Unsealed, the
+            // intention's ordinal is not known yet; it follows the snapshot's, which every node the
+            // snapshot reaches precedes.
+            if (n.Owner < 0 || (i.IsSealed && n.Owner >= i.Ordinal) || !n.Vn.IsSome)
             {
                 Reject(i, $"pointer to node {Keys.Format(n.Key)} (owner {n.Owner}, version {n.Vn}) does not resolve to a published node");
             }
@@ -87,7 +119,7 @@ public static class IntentionValidator
         {
             foreach (var child in (ReadOnlySpan<Node?>)[n.Left, n.Right])
             {
-                if (child is not null && i.Contains(child) && !child.SubtreeIsOnlyReadDependent)
+                if (child is not null && Inside(i, child) && !child.SubtreeIsOnlyReadDependent)
                 {
                     Reject(i, $"node {Keys.Format(n.Key)} claims a read-only subtree but child {Keys.Format(child.Key)} is not");
                 }
@@ -99,58 +131,57 @@ public static class IntentionValidator
 
     private static void Metadata(Intention i, Node n)
     {
-        var key = Keys.Format(n.Key);
         if (n.Key.Length == 0)
         {
             Reject(i, "a node has an empty key");
         }
 
-        if (!n.Vn.IsPersistent || n.Vn.Position != i.Position)
+        if (i.IsSealed && (!n.Vn.IsPersistent || n.Vn.Position != i.Position))
         {
-            Reject(i, $"node {key} has version {n.Vn}, not one of position {i.Position}");
+            Reject(i, $"node {Keys.Format(n.Key)} has version {n.Vn}, not one of position {i.Position}");
         }
 
         if ((n.Flags & NodeFlags.Pooled) != 0)
         {
-            Reject(i, $"node {key} is marked as recycled");
+            Reject(i, $"node {Keys.Format(n.Key)} is marked as recycled");
         }
 
         if (!n.Altered && !n.HasOperations && !n.Scv.IsSome)
         {
-            Reject(i, $"node {key} was neither written nor copied from a source (no content version)");
+            Reject(i, $"node {Keys.Format(n.Key)} was neither written nor copied from a source (no content version)");
         }
 
         if (n.HasOperations)
         {
             if (Commutative.OperationList.Check(n.Payload) is { } malformed)
             {
-                Reject(i, $"node {key} carries a malformed operation list: {malformed}");
+                Reject(i, $"node {Keys.Format(n.Key)} carries a malformed operation list: {malformed}");
             }
 
             if (n.Altered != Commutative.OperationList.HasWrite(n.Payload))
             {
-                Reject(i, $"node {key} is {(n.Altered ? "" : "not ")}a write but its operation list {(n.Altered ? "holds no" : "holds a")} put or delete");
+                Reject(i, $"node {Keys.Format(n.Key)} is {(n.Altered ? "" : "not ")}a write but its operation list {(n.Altered ? "holds no" : "holds a")} put or delete");
             }
         }
 
         if (n.DependsOn && !n.Scv.IsSome)
         {
-            Reject(i, $"node {key} depends on a snapshot version it does not name");
+            Reject(i, $"node {Keys.Format(n.Key)} depends on a snapshot version it does not name");
         }
 
         if (n.SubtreeIsOnlyReadDependent && (n.Altered || !n.Ssv.IsSome))
         {
-            Reject(i, $"node {key} claims a read-only subtree but is altered or has no structure version");
+            Reject(i, $"node {Keys.Format(n.Key)} claims a read-only subtree but is altered or has no structure version");
         }
 
         if ((n.Flags & NodeFlags.BlindWrite) != 0 && (!n.Altered || i.Isolation != IsolationLevel.ReadCommitted))
         {
-            Reject(i, $"node {key} is a blind write outside a read-committed write");
+            Reject(i, $"node {Keys.Format(n.Key)} is a blind write outside a read-committed write");
         }
 
         if (n.DependsOnTree != (n.DependencyRanges is { Length: > 0 }))
         {
-            Reject(i, $"node {key} has DependsOnTree {n.DependsOnTree} with {n.DependencyRanges?.Length ?? 0} dependency ranges");
+            Reject(i, $"node {Keys.Format(n.Key)} has DependsOnTree {n.DependsOnTree} with {n.DependencyRanges?.Length ?? 0} dependency ranges");
         }
 
         if (n.DependencyRanges is { } ranges)
@@ -159,7 +190,7 @@ public static class IntentionValidator
             {
                 if (r.IsEmpty)
                 {
-                    Reject(i, $"node {key} depends on an empty range {r}");
+                    Reject(i, $"node {Keys.Format(n.Key)} depends on an empty range {r}");
                 }
             }
         }
@@ -202,7 +233,12 @@ public static class IntentionValidator
 
     private static bool Contains(Node? n, byte[] key) => Keys.Find(n, key) is not null;
 
+    /// <summary>An inside node: sealed, one of the intention's ordinals; unsealed, one its transaction owns (the seal gives exactly those the ordinal).</summary>
+    private static bool Inside(Intention i, Node n) => i.IsSealed ? i.Contains(n) : n.Owner == i.ExecutorToken;
+
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private static void Reject(Intention i, string why) =>
-        ThrowHelper.ThrowRejected($"intention #{i.Ordinal} at position {i.Position} rejected: {why}");
+        ThrowHelper.ThrowRejected(
+            i.IsSealed ? $"intention #{i.Ordinal} at position {i.Position} rejected: " : "the transaction's intention is refused before it is appended: ",
+            why);
 }

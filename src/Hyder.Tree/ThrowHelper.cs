@@ -20,6 +20,9 @@ internal static class ThrowHelper
 
     [DoesNotReturn]
     public static void ThrowRejected(string message) => throw new IntentionRejectedException(message);
+
+    [DoesNotReturn]
+    public static void ThrowRejected(string prefix, string reason) => throw new IntentionRejectedException(prefix + reason, reason);
 }
 
 /// <summary>
@@ -40,5 +43,14 @@ public sealed class InvariantViolationException : Exception
 public sealed class IntentionRejectedException : Exception
 {
     /// <summary>Creates the exception.</summary>
-    public IntentionRejectedException(string message) : base(message) { }
+    public IntentionRejectedException(string message) : base(message) => Reason = message;
+
+    /// <summary>Creates the exception with the fault alone (<paramref name="reason"/>) and the message that places it.</summary>
+    public IntentionRejectedException(string message, string reason) : base(message) => Reason = reason;
+
+    /// <summary>
+    /// The fault found, without the intention's place in the log: the same words whether the
+    /// intention was refused before its append or rejected when read from the log.
+    /// </summary>
+    public string Reason { get; }
 }

@@ -54,6 +54,18 @@ internal static class ServerReportWriter
             sb.Append(string.Join(" | ", groups.Select(g => r.ThreadCpu.GetValueOrDefault(g).ToString("F2", s_inv)))).Append(" |\n");
         }
 
+        sb.Append("\n## CPU budget per committed transaction\n\n");
+        sb.Append("CPU microseconds per committed transaction by stage (`Hyder.Server.Diagnostics.StageBudget`, docs/server.md): the executors' own thread CPU around execute, validate + encode and the outcome; the stage threads' CPU from `/proc/self/task`; the thread pool's remainder (the append, the in-process log, the reader and the clients); the rest of the process (GC, timers). *Final meld busy* is the share of wall time final meld spent on ordinals, *in meld* the share of that inside meld proper.\n\n");
+        var budget = rows.SelectMany(r => r.Budget.Select(m => m.Metric)).Distinct().ToList();
+        sb.Append("| configuration | " + string.Join(" | ", budget.Select(m => m.Replace("CpuUs/Commit(", "", StringComparison.Ordinal).TrimEnd(')'))) + " |\n");
+        sb.Append("|---|" + string.Concat(budget.Select(_ => "--:|")) + "\n");
+        foreach (var r in rows)
+        {
+            var values = r.Budget.ToDictionary(m => m.Metric, m => m.Value);
+            sb.Append(s_inv, $"| {r.Config.Name} | ");
+            sb.Append(string.Join(" | ", budget.Select(m => values.GetValueOrDefault(m).ToString("F1", s_inv)))).Append(" |\n");
+        }
+
         sb.Append(s_inv, $"\nSerialization, measured apart on one thread: encoding one of these intentions into log blocks takes {encode.SerializableMicros:F1} µs serializable ({encode.SerializableBytes / 1024:F1} KiB of stream) and {encode.SnapshotMicros:F1} µs under snapshot isolation ({encode.SnapshotBytes / 1024:F1} KiB); at {b.CommittedPerSecond:N0} txn/s that is {encode.SerializableMicros * b.CommittedPerSecond / (1 - b.AbortRate) / 1e6:P1} of one core.\n\n");
         Analysis(sb, rows, encode);
         return sb.ToString();

@@ -60,6 +60,9 @@ internal sealed record ServerResult
     /// <summary>CPU seconds per wall second, by thread group.</summary>
     public Dictionary<string, double> ThreadCpu { get; init; } = [];
 
+    /// <summary>CPU microseconds per committed transaction by stage, and final meld's utilisation (docs/server.md, "CPU budget").</summary>
+    public IReadOnlyList<(string Metric, double Value)> Budget { get; init; } = [];
+
     /// <summary>Share of 1 ms samples in which ordinals were read but not yet melded.</summary>
     public double BacklogBusy { get; init; }
 
@@ -114,6 +117,7 @@ internal sealed record ServerResult
             Collections = [.. b.Collections.Zip(a.Collections, (x, y) => x - y)],
             CpuPerWall = (b.ProcessCpu - a.ProcessCpu).TotalSeconds / seconds,
             ThreadCpu = ThreadTimes.Delta(a.Threads, b.Threads).Where(p => p.Value > 0).ToDictionary(p => p.Key, p => p.Value / seconds),
+            Budget = Hyder.Server.Diagnostics.StageBudget.Rows(a.Budget, b.Budget, committed),
             BacklogBusy = backlog.Busy,
             BacklogMean = backlog.Mean,
         };

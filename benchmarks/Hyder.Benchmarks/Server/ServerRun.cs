@@ -250,7 +250,8 @@ internal static class ServerRun
         long Allocated,
         int[] Collections,
         TimeSpan ProcessCpu,
-        Dictionary<int, (string Group, double Seconds)> Threads)
+        Dictionary<int, (string Group, double Seconds)> Threads,
+        Hyder.Server.Diagnostics.StageBudget Budget)
     {
         public static Snapshot Take(TransactionServer server)
         {
@@ -280,7 +281,8 @@ internal static class ServerRun
                 GC.GetTotalAllocatedBytes(precise: true),
                 [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)],
                 process.TotalProcessorTime,
-                ThreadTimes.Capture());
+                ThreadTimes.Capture(),
+                Hyder.Server.Diagnostics.StageBudget.Take(server));
         }
     }
 

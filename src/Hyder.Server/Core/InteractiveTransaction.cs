@@ -1,5 +1,6 @@
 using Hyder.Server.Engine;
 using Hyder.Tree;
+using Hyder.Tree.Memory;
 using SplitKeyReadException = Hyder.Tree.Commutative.SplitKeyReadException;
 
 namespace Hyder.Server.Core;
@@ -11,10 +12,13 @@ namespace Hyder.Server.Core;
 /// on it and goes on there when every answer is the same (the client cannot tell); otherwise the
 /// transaction aborts (<see cref="EngineErrorCode.Aborted"/>, retryable).
 /// </remarks>
-internal sealed class InteractiveTransaction(TransactionServer server, Transaction tx) : IInteractiveTransaction
+internal sealed class InteractiveTransaction(TransactionServer server, Transaction tx, NodePool pool) : IInteractiveTransaction
 {
     private readonly Lock _lock = new();
     private Transaction _tx = tx;
+
+    /// <summary>The node pool rented for <see cref="_tx"/>; given back once when the transaction ends.</summary>
+    private NodePool? _pool = pool;
     private int _operations;
     private bool _finished;
 
@@ -43,6 +47,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"more than {server.Limits.MaxOperations} operations in one transaction");
             }
 
+            var cpu = Tree.Pipeline.ThreadCpu.NowNs();
             try
             {
                 return Done(operation, TransactionServer.Run(_tx, operation, server.Limits));
@@ -51,10 +56,25 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             {
                 stashedAfter = e.SnapshotSequence;
             }
+            finally
+            {
+                server.Metrics.AddCpu(ExecutorStage.Execute, Tree.Pipeline.ThreadCpu.NowNs() - cpu);
+            }
         }
 
         server.Metrics.Add(Counter.Stashed);
-        var fresh = await server.BeginReconciledAsync(_tx.Isolation, stashedAfter, new Tree.Memory.NodePool(64), cancellationToken).ConfigureAwait(false);
+        var freshPool = server.RentPool();
+        Transaction fresh;
+        try
+        {
+            fresh = await server.BeginReconciledAsync(_tx.Isolation, stashedAfter, freshPool, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            server.ReturnPool(freshPool);
+            throw;
+        }
+
         lock (_lock)
         {
             try
@@ -73,6 +93,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
 
                 var result = TransactionServer.Run(fresh, operation, server.Limits);
                 (fresh, _tx) = (_tx, fresh);
+                (freshPool, _pool) = (_pool!, freshPool);
 
                 // A reconciled state lies inside no phase: nothing more can be stashed.
                 _done = null;
@@ -81,10 +102,12 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             finally
             {
                 fresh.Dispose();
+                server.ReturnPool(freshPool);
             }
         }
     }
 
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<TransactionOutcome> CommitAsync(CancellationToken cancellationToken = default)
     {
         Intention? intention;
@@ -96,6 +119,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             if (!_tx.HasWrites)
             {
                 _tx.Complete();
+                ReturnPool();
                 server.Metrics.Add(Counter.ReadOnlyCommits);
                 return new TransactionOutcome(TransactionStatus.Committed, Tree.Meld.AbortCause.None, null, 0, SnapshotSequence, []);
             }
@@ -108,10 +132,12 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         catch
         {
             _tx.Dispose();
+            ReturnPool();
             throw;
         }
 
         intention = _tx.Complete();
+        ReturnPool();
         return await server.AppendAndWaitAsync(intention!, SnapshotSequence, [], cancellationToken).ConfigureAwait(false);
     }
 
@@ -123,7 +149,17 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             {
                 _finished = true;
                 _tx.Dispose();
+                ReturnPool();
             }
+        }
+    }
+
+    /// <summary>Gives the rented node pool back, once: the transaction has ended and takes no more nodes from it.</summary>
+    private void ReturnPool()
+    {
+        if (Interlocked.Exchange(ref _pool, null) is { } p)
+        {
+            server.ReturnPool(p);
         }
     }
 

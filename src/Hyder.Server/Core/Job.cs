@@ -1,3 +1,5 @@
+using System.Collections.Concurrent;
+using System.Threading.Tasks.Sources;
 using Hyder.Tree;
 using Hyder.Tree.Meld;
 
@@ -38,18 +40,132 @@ internal sealed class Job
     public static MeldOutcome NoOp => new() { Committed = true };
 }
 
-/// <summary>A transaction of this server awaiting its outcome.</summary>
+/// <summary>
+/// A transaction of this server awaiting its outcome: the awaitable final meld completes, pooled
+/// (an <see cref="IValueTaskSource{T}"/> over <see cref="ManualResetValueTaskSourceCore{T}"/>)
+/// so that a commit allocates no Task, TaskCompletionSource or WaitAsync wrapper.
+/// </summary>
 /// <remarks>
-/// Threaded, the outcome's waiter continues on the thread pool, never on the final-meld thread; a
-/// cooperative server (one thread) continues it inline, after the submit that melded it.
+/// <para>Threaded, the outcome's waiter continues on the thread pool, never on the final-meld
+/// thread; a cooperative server (one thread) continues it inline, after the submit that melded it.</para>
+/// <para>Two sides hold it: the executor (until it has its result and has dropped its cancellation
+/// registration) and the delivery (until final meld has completed it). It goes back to the pool
+/// only when both let go (<see cref="ReleaseWaiter"/>, <see cref="ReleaseDelivery"/>); one that
+/// is never delivered (an append that failed, a server that stopped) is left to the GC.</para>
 /// </remarks>
-internal sealed class PendingTransaction(Intention intention, bool cooperative = false)
+internal sealed class PendingTransaction : IValueTaskSource<MeldOutcome>
 {
-    public Intention Intention { get; } = intention;
+    private const int MaxPooled = 1024;
+    private static readonly ConcurrentQueue<PendingTransaction> s_pool = new();
+    private static int s_pooled;
+
+    private ManualResetValueTaskSourceCore<MeldOutcome> _core;
+    private int _completed;
+    private int _holders;
+    private CancellationTokenRegistration _registration;
+
+    private PendingTransaction()
+    {
+    }
+
+    public Intention Intention { get; private set; } = null!;
 
     public long Ordinal;
 
-    public TaskCompletionSource<MeldOutcome> Outcome { get; } = new(cooperative ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
+    /// <summary>A pending transaction for <paramref name="intention"/>, from the pool when one is free.</summary>
+    public static PendingTransaction Rent(Intention intention, bool cooperative)
+    {
+        if (s_pool.TryDequeue(out var p))
+        {
+            Interlocked.Decrement(ref s_pooled);
+        }
+        else
+        {
+            p = new PendingTransaction();
+        }
+
+        p.Intention = intention;
+        p.Ordinal = 0;
+        p._completed = 0;
+        p._holders = 2;
+        p._core.RunContinuationsAsynchronously = !cooperative;
+        return p;
+    }
+
+    /// <summary>The outcome, once final meld reached it; cancelled by <paramref name="cancellationToken"/> (an <see cref="OperationCanceledException"/> for it).</summary>
+    public ValueTask<MeldOutcome> WaitAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.CanBeCanceled)
+        {
+            _registration = cancellationToken.UnsafeRegister(
+                static (state, token) => ((PendingTransaction)state!).TrySetException(new OperationCanceledException(token)), this);
+        }
+
+        return new ValueTask<MeldOutcome>(this, _core.Version);
+    }
+
+    /// <summary>Completes the outcome (the first completion wins).</summary>
+    public bool TrySetResult(in MeldOutcome outcome)
+    {
+        if (Interlocked.Exchange(ref _completed, 1) != 0)
+        {
+            return false;
+        }
+
+        _core.SetResult(outcome);
+        return true;
+    }
+
+    /// <summary>The server stopped before the outcome was known.</summary>
+    public bool TrySetCanceled() => TrySetException(new TaskCanceledException());
+
+    private bool TrySetException(Exception e)
+    {
+        if (Interlocked.Exchange(ref _completed, 1) != 0)
+        {
+            return false;
+        }
+
+        _core.SetException(e);
+        return true;
+    }
+
+    /// <summary>The executor has its result: drops its cancellation registration and its hold.</summary>
+    public void ReleaseWaiter()
+    {
+        _registration.Dispose();
+        _registration = default;
+        Release();
+    }
+
+    /// <summary>Final meld has completed it and forgotten it.</summary>
+    public void ReleaseDelivery() => Release();
+
+    private void Release()
+    {
+        if (Interlocked.Decrement(ref _holders) != 0)
+        {
+            return;
+        }
+
+        Intention = null!;
+        _core.Reset();
+        if (Interlocked.Increment(ref s_pooled) <= MaxPooled)
+        {
+            s_pool.Enqueue(this);
+        }
+        else
+        {
+            Interlocked.Decrement(ref s_pooled);
+        }
+    }
+
+    MeldOutcome IValueTaskSource<MeldOutcome>.GetResult(short token) => _core.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource<MeldOutcome>.GetStatus(short token) => _core.GetStatus(token);
+
+    void IValueTaskSource<MeldOutcome>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _core.OnCompleted(continuation, state, token, flags);
 }
 
 /// <summary>A checkpoint this server asked for.</summary>

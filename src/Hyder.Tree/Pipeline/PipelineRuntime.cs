@@ -26,6 +26,14 @@ public sealed class PipelineRuntime
 
     /// <summary>Spinning and core pinning.</summary>
     public PipelineThreading Threading { get; init; } = new();
+
+    /// <summary>
+    /// Every submitted intention must be validated already (<see cref="Intention.IsValidated"/>):
+    /// the submitter refuses one that is not, so final meld never validates (a server validates
+    /// on its deserializer and executor threads, DESIGN §6). False: final meld validates what
+    /// nobody did.
+    /// </summary>
+    public bool RequireValidated { get; init; }
 }
 
 /// <summary>The next ephemeral sequence number of each stage thread at one ordinal.</summary>
@@ -38,15 +46,19 @@ public sealed record StageSequences(long FinalMeld, long[] Premeld, long Group);
 public enum SpinPolicy
 {
     /// <summary>
-    /// Spin while there are cores for every stage thread plus one for the rest of the process;
-    /// otherwise spin briefly, then yield, then sleep.
+    /// Busy-spin and pin when the machine has a core for every stage thread plus
+    /// <see cref="PipelineThreading.SpareCores"/> for the reader, deserializers, executors and
+    /// the log; otherwise spin a few rounds, then block until signalled.
     /// </summary>
     Auto,
 
-    /// <summary>Busy-spin (Hyder II §5.2): lowest latency, but it starves other threads on a small machine.</summary>
+    /// <summary>Busy-spin (Hyder II §5.2): lowest latency, but it takes a core per stage even when idle.</summary>
     Spin,
 
-    /// <summary>Spin about 20 rounds, then yield the core, then sleep 1 ms between checks.</summary>
+    /// <summary>
+    /// Spin a few rounds (microseconds), then block until the stage that makes the input signals
+    /// (<see cref="StageSignal"/>): an idle stage uses no CPU. (The host's <c>--spin yield</c>.)
+    /// </summary>
     SpinThenYield,
 }
 
@@ -58,7 +70,7 @@ public sealed class PipelineThreading
 
     /// <summary>
     /// Pin each stage thread to its own core. Null: pin when the machine has a core for every
-    /// stage thread plus one for the log reader, executors and the rest. Linux only; elsewhere
+    /// stage thread plus <see cref="SpareCores"/> for the rest. Linux only; elsewhere
     /// pinning is skipped.
     /// </summary>
     public bool? PinToCores { get; init; }
@@ -73,11 +85,18 @@ public sealed class PipelineThreading
     /// </summary>
     public bool Cooperative { get; init; }
 
+    /// <summary>
+    /// Cores <see cref="SpinPolicy.Auto"/> leaves to everything but the stage threads (the log
+    /// reader, deserializers, submitter, executors, the log) before it spins and pins: a spinning
+    /// stage takes its core whether it has work or not.
+    /// </summary>
+    public const int SpareCores = 4;
+
     /// <summary>The policy for <paramref name="stageThreads"/> threads on this machine.</summary>
     public ResolvedThreading Resolve(int stageThreads)
     {
         var cores = Environment.ProcessorCount;
-        var roomy = cores >= stageThreads + 1;
+        var roomy = cores >= stageThreads + SpareCores;
         var spinOnly = Spin switch
         {
             SpinPolicy.Spin => true,
@@ -101,7 +120,7 @@ public sealed class PipelineThreading
 }
 
 /// <summary>The threading policy chosen for this machine.</summary>
-/// <param name="SpinOnly">True: stages busy-spin; false: spin, then yield, then sleep.</param>
+/// <param name="SpinOnly">True: stages busy-spin; false: spin a few rounds, then block until signalled.</param>
 /// <param name="PinnedCores">The core of each stage (index 0 final meld, 1..t premeld, t + 1 group), or null when not pinned.</param>
 /// <param name="Cores">Cores the process may use.</param>
 /// <param name="StageThreads">Stage threads.</param>
@@ -112,7 +131,7 @@ public sealed record ResolvedThreading(bool SpinOnly, int[]? PinnedCores, int Co
 
     /// <inheritdoc/>
     public override string ToString() => Cooperative ? "no stage threads: the stages run cooperatively on the submitting thread" :
-        $"{StageThreads} stage threads on {Cores} cores: {(SpinOnly ? "spin" : "spin, then yield")}, {(PinnedCores is null ? "not pinned" : "pinned to cores " + string.Join(",", PinnedCores))}";
+        $"{StageThreads} stage threads on {Cores} cores: {(SpinOnly ? "spin" : "spin, then block")}, {(PinnedCores is null ? "not pinned" : "pinned to cores " + string.Join(",", PinnedCores))}";
 }
 
 /// <summary>

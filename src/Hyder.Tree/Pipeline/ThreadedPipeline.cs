@@ -28,8 +28,10 @@ public enum PipelineStage
 /// thread v mod t, which waits until final meld has produced the state after v − t·d − 1; the
 /// group-meld thread takes premeld's results in log order and pairs 2k − 1 with 2k; final meld
 /// takes one unit per ordinal (a group intention covers two). A stage whose input is not ready
-/// spins briefly, then yields, then sleeps (<see cref="SpinWait"/>): on this 2-core machine the
-/// stages outnumber the cores, and pure spinning would starve the stage it waits for.</para>
+/// spins a few rounds, then blocks until the stage that makes its input signals it
+/// (<see cref="StageSignal"/>): on a small machine the stages outnumber the cores, pure spinning
+/// would starve the stage it waits for, and an idle server must use no CPU. Busy-spinning
+/// (Hyder II §5.2) is for machines with a core per stage to spare (<see cref="SpinPolicy"/>).</para>
 /// <para>Hand-offs are single-producer, single-consumer slots: a value, then a volatile write of
 /// its ordinal. The state after ordinal m is pinned by final meld and released by the premeld of
 /// m + t·d + 1; the states ring holds t·d + 3 of them, which is enough because final meld cannot
@@ -61,6 +63,12 @@ public sealed class ThreadedPipeline : IDisposable
 
     private readonly bool _spinOnly;
     private readonly bool _cooperative;
+    private readonly bool _requireValidated;
+
+    // One signal per stage (0..t−1 premeld lanes, t final meld, t + 1 group meld) and one for
+    // the submitter and WaitFor callers: who makes a stage's input ready signals it.
+    private readonly StageSignal[] _signals;
+    private readonly StageSignal _producer = new();
 
     // Each stage's position: only its own thread (or, cooperatively, the pumping caller) touches it.
     private readonly long[] _premeldNext;
@@ -74,6 +82,11 @@ public sealed class ThreadedPipeline : IDisposable
 
     private long _lastSubmitted;
     private long _lastMelded;
+
+    // Final meld's time (Stopwatch ticks, written by its thread only): busy with an ordinal, and
+    // inside the database's meld or skip proper.
+    private long _finalBusyTicks;
+    private long _finalMeldTicks;
     private long _barrier;
     private PipelineBarrier? _capture;
     private readonly long[] _laneDone;
@@ -151,6 +164,13 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         _database = database;
+        _requireValidated = runtime.RequireValidated;
+        _signals = new StageSignal[premeldThreads + 2];
+        for (var i = 0; i < _signals.Length; i++)
+        {
+            _signals[i] = new StageSignal();
+        }
+
         _delay = delay;
         _melded = melded;
         _grouping = options.GroupMeld;
@@ -272,6 +292,13 @@ public sealed class ThreadedPipeline : IDisposable
     /// <summary>Why the pipeline stopped, when a stage failed; null while it runs.</summary>
     public Exception? Failure => _failure?.SourceException;
 
+    /// <summary>
+    /// Stopwatch ticks final meld spent on ordinals (from taking one to handing it on, the
+    /// callbacks included) and, of those, inside <see cref="Database.Meld"/> (or a skip): the
+    /// thread's utilisation and how much of it is meld proper (DESIGN §6).
+    /// </summary>
+    public (long BusyTicks, long MeldTicks) FinalMeldTicks => (Volatile.Read(ref _finalBusyTicks), Volatile.Read(ref _finalMeldTicks));
+
     /// <summary>The ordinal of the last intention final meld has finished.</summary>
     public long LastMelded => Volatile.Read(ref _lastMelded);
 
@@ -282,6 +309,11 @@ public sealed class ThreadedPipeline : IDisposable
     public void Submit(Intention intention)
     {
         ArgumentNullException.ThrowIfNull(intention);
+        if (_requireValidated && !intention.IsValidated)
+        {
+            ThrowHelper.ThrowInvariant($"{intention} was submitted unvalidated; this pipeline's final meld does not validate");
+        }
+
         Put(intention.Ordinal, intention, default);
     }
 
@@ -352,9 +384,15 @@ public sealed class ThreadedPipeline : IDisposable
 
         var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
         var slot = (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length);
-        var spin = default(SpinWait);
-        while (v - Volatile.Read(ref _lastMelded) > _results.Length || Volatile.Read(ref _inputOrdinals[lane][slot]) >= 0)
+        var wait = default(StageWait);
+        while (true)
         {
+            var seen = _producer.Version;
+            if (v - Volatile.Read(ref _lastMelded) <= _results.Length && Volatile.Read(ref _inputOrdinals[lane][slot]) < 0)
+            {
+                break;
+            }
+
             ThrowIfFailed();
             if (_cooperative)
             {
@@ -366,7 +404,7 @@ public sealed class ThreadedPipeline : IDisposable
                 continue;
             }
 
-            spin.SpinOnce(sleep1Threshold: 20);
+            wait.Once(_producer, seen);
         }
 
         _inputs[lane][slot] = intention;
@@ -374,6 +412,7 @@ public sealed class ThreadedPipeline : IDisposable
         _inputBarriers[lane][slot] = _barrier;
         Volatile.Write(ref _inputOrdinals[lane][slot], v);
         _lastSubmitted = v;
+        _signals[_premeld.Length > 0 ? lane : _grouping ? GroupStage : FinalStage].Signal();
         if (_cooperative)
         {
             Pump();
@@ -384,9 +423,15 @@ public sealed class ThreadedPipeline : IDisposable
     /// <summary>Waits until final meld has finished intention <paramref name="ordinal"/>.</summary>
     public void WaitFor(long ordinal)
     {
-        var spin = default(SpinWait);
-        while (Volatile.Read(ref _lastMelded) < ordinal)
+        var wait = default(StageWait);
+        while (true)
         {
+            var seen = _producer.Version;
+            if (Volatile.Read(ref _lastMelded) >= ordinal)
+            {
+                break;
+            }
+
             ThrowIfFailed();
             if (_cooperative)
             {
@@ -398,7 +443,7 @@ public sealed class ThreadedPipeline : IDisposable
                 continue;
             }
 
-            spin.SpinOnce(sleep1Threshold: 20);
+            wait.Once(_producer, seen);
         }
     }
 
@@ -406,6 +451,7 @@ public sealed class ThreadedPipeline : IDisposable
     public void Dispose()
     {
         Volatile.Write(ref _end, _lastSubmitted);
+        SignalAll();
         if (_cooperative)
         {
             Pump();
@@ -449,6 +495,7 @@ public sealed class ThreadedPipeline : IDisposable
     {
         Interlocked.CompareExchange(ref _failure, ExceptionDispatchInfo.Capture(e), null);
         _stopping = true;
+        SignalAll();
     }
 
     private void ThrowIfFailed()
@@ -480,16 +527,37 @@ public sealed class ThreadedPipeline : IDisposable
         return stage < t ? PremeldStep(stage) : stage == t ? FinalStep() : GroupStep();
     }
 
-    /// <summary>A stage thread: one step after another, spinning (or spinning, then yielding) while its input is not there.</summary>
+    private int FinalStage => _premeld.Length;
+
+    private int GroupStage => _premeld.Length + 1;
+
+    /// <summary>Wakes every stage and waiter (the pipeline ends or fails).</summary>
+    private void SignalAll()
+    {
+        foreach (var s in _signals)
+        {
+            s.Signal();
+        }
+
+        _producer.Signal();
+    }
+
+    /// <summary>
+    /// A stage thread: one step after another. While its input is not there it busy-spins
+    /// (<see cref="ResolvedThreading.SpinOnly"/>), or spins a few rounds and then blocks until the
+    /// stage that makes its input signals it.
+    /// </summary>
     private void StageLoop(int stage)
     {
-        var spin = default(SpinWait);
+        var signal = _signals[stage];
+        var wait = default(StageWait);
         while (true)
         {
+            var seen = signal.Version;
             switch (StepStage(stage))
             {
                 case Step.Progressed:
-                    spin = default;
+                    wait.Reset();
                     continue;
                 case Step.Ended:
                     return;
@@ -501,7 +569,7 @@ public sealed class ThreadedPipeline : IDisposable
             }
             else
             {
-                spin.SpinOnce(sleep1Threshold: 20);
+                wait.Once(signal, seen);
             }
         }
     }
@@ -615,6 +683,8 @@ public sealed class ThreadedPipeline : IDisposable
         Volatile.Write(ref _resultOrdinals[r], v);
         Volatile.Write(ref _laneDone[lane], v);
         _premeldNext[lane] = v + t;
+        _signals[_grouping ? GroupStage : FinalStage].Signal();
+        _producer.Signal();
         Interlocked.MemoryBarrier();
         if (Volatile.Read(ref _capture) is { } capture && v <= capture.Ordinal && v + t > capture.Ordinal)
         {
@@ -668,6 +738,7 @@ public sealed class ThreadedPipeline : IDisposable
             abort = _inputDecided[0][slot];
             _inputs[0][slot] = null;
             Volatile.Write(ref _inputOrdinals[0][slot], -1);
+            _producer.Signal();
             return;
         }
 
@@ -790,6 +861,7 @@ public sealed class ThreadedPipeline : IDisposable
 
         _units[slot] = new Unit { Intention = intention, Abort = abort, Covered = covered };
         Volatile.Write(ref _unitOrdinals[slot], v);
+        _signals[FinalStage].Signal();
     }
 
     /// <summary>Final meld: the next ordinal's unit (or premeld's result), melded into the database.</summary>
@@ -829,6 +901,7 @@ public sealed class ThreadedPipeline : IDisposable
 
         _finalNext = v + 1;
         _delay?.Invoke(PipelineStage.FinalMeld, v);
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         if (covered)
         {
             // The group melded at v − 1 decided this one too.
@@ -847,6 +920,7 @@ public sealed class ThreadedPipeline : IDisposable
             outcome = _database.Meld(intention);
         }
 
+        var melded = System.Diagnostics.Stopwatch.GetTimestamp();
         _finalLast = outcome;
         if (t > 0)
         {
@@ -869,6 +943,15 @@ public sealed class ThreadedPipeline : IDisposable
         }
 
         Volatile.Write(ref _lastMelded, v);
+        _producer.Signal();
+        Volatile.Write(ref _finalMeldTicks, _finalMeldTicks + (melded - started));
+        Volatile.Write(ref _finalBusyTicks, _finalBusyTicks + (System.Diagnostics.Stopwatch.GetTimestamp() - started));
+        if (_grouping)
+        {
+            // A unit slot is free again.
+            _signals[GroupStage].Signal();
+        }
+
         return Step.Progressed;
     }
 
@@ -882,5 +965,9 @@ public sealed class ThreadedPipeline : IDisposable
 
         _states[slot] = state;
         Volatile.Write(ref _stateOrdinals[slot], ordinal);
+        for (var lane = 0; lane < _premeld.Length; lane++)
+        {
+            _signals[lane].Signal();
+        }
     }
 }

@@ -10,6 +10,9 @@ internal sealed class ByteWriter(int capacity = 256)
     /// <summary>Bytes written.</summary>
     public int Length { get; private set; }
 
+    /// <summary>Forgets what was written; the buffer is kept for the next use.</summary>
+    public void Reset() => Length = 0;
+
     /// <summary>The bytes written so far.</summary>
     public ReadOnlySpan<byte> Written => _buffer.AsSpan(0, Length);
 

@@ -10,12 +10,16 @@ public sealed class EncodedIntention
     /// <summary>Bytes a part position takes at most in the final block (a varint of a 40-bit position).</summary>
     internal const int MaxPositionBytes = 6;
 
+    [ThreadStatic]
+    private static ByteWriter? t_finish;
+
     private readonly BlockKind _finalKind;
     private readonly byte[] _fields;
-    private readonly byte[] _tail;
+    private readonly int _tailLength;
     private readonly byte? _version;
+    private byte[]? _tail;
 
-    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, byte[] fields, byte[] tail, int blockSize, int streamLength, int nodeCount, byte? version = null)
+    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, byte[] fields, byte[] tail, int tailLength, int blockSize, int streamLength, int nodeCount, byte? version = null)
     {
         _version = version;
         _finalKind = finalKind;
@@ -23,6 +27,7 @@ public sealed class EncodedIntention
         Parts = parts;
         _fields = fields;
         _tail = tail;
+        _tailLength = tailLength;
         BlockSize = blockSize;
         StreamLength = streamLength;
         NodeCount = nodeCount;
@@ -44,6 +49,19 @@ public sealed class EncodedIntention
     public int NodeCount { get; }
 
     /// <summary>
+    /// Gives the pooled buffer that holds the final block's data back, once the final block is
+    /// built and will not be built again; <see cref="Finish"/> throws after it. Not calling it
+    /// only leaves the buffer to the GC.
+    /// </summary>
+    public void Release()
+    {
+        if (Interlocked.Exchange(ref _tail, null) is { } tail)
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(tail);
+        }
+    }
+
+    /// <summary>
     /// The final block, once the parts are in the log: <paramref name="partPositions"/> holds their
     /// log positions in order (strictly increasing, 1..<see cref="NodeVersion.MaxPosition"/>).
     /// </summary>
@@ -54,7 +72,10 @@ public sealed class EncodedIntention
             ThrowHelper.ThrowArgument(nameof(partPositions), $"{partPositions.Length} part positions given for {Parts.Count} parts");
         }
 
-        var w = new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tail.Length + 8);
+        // Written in this thread's scratch buffer: the block itself is the one allocation.
+        var tail = _tail ?? throw new ObjectDisposedException(nameof(EncodedIntention), "the encoding was released");
+        var w = t_finish ??= new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tailLength + 8);
+        w.Reset();
         w.Zeros(BlockFormat.HeaderSize);
         w.U64((ulong)Nonce);
         w.Varint((ulong)partPositions.Length);
@@ -71,7 +92,7 @@ public sealed class EncodedIntention
         }
 
         w.Raw(_fields);
-        w.Raw(_tail);
+        w.Raw(tail.AsSpan(0, _tailLength));
         var block = w.Written.ToArray();
         BlockFormat.Seal(block, _finalKind, _version);
         return block;
@@ -124,6 +145,11 @@ public sealed class EncodedIntention
             blocks[i] = block;
         }
 
-        return new EncodedIntention(finalKind, nonce, blocks, fields, stream[at..].ToArray(), blockSize, stream.Length, nodeCount, version);
+        // The tail waits for Finish in a pooled buffer (Release gives it back): the final block is
+        // the one copy of it that outlives the encoding.
+        var rest = stream[at..];
+        var tail = System.Buffers.ArrayPool<byte>.Shared.Rent(Math.Max(1, rest.Length));
+        rest.CopyTo(tail);
+        return new EncodedIntention(finalKind, nonce, blocks, fields, tail, rest.Length, blockSize, stream.Length, nodeCount, version);
     }
 }

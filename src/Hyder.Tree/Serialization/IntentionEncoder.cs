@@ -7,6 +7,13 @@ namespace Hyder.Tree.Serialization;
 /// </summary>
 public static class IntentionEncoder
 {
+    /// <summary>
+    /// The encoder's working sets, one per thread and reused: an executor encodes an intention per
+    /// transaction, and only what outlives the call (the blocks) is allocated (DESIGN §7).
+    /// </summary>
+    [ThreadStatic]
+    private static Scratch? t_scratch;
+
     /// <summary>Encodes <paramref name="intention"/> (as the executor completed it) for blocks of <paramref name="blockSize"/> bytes.</summary>
     /// <exception cref="ArgumentException">A group or premelded intention, a pointer to an unversioned node, or an intention too large for the block size.</exception>
     public static EncodedIntention Encode(Intention intention, int blockSize = BlockFormat.DefaultBlockSize)
@@ -19,13 +26,18 @@ public static class IntentionEncoder
 
         var token = intention.ExecutorToken;
         Func<Node, bool> inside = intention.IsSealed ? intention.Contains : n => n.Owner == token;
-        var nodes = PostOrder(intention.Root, inside);
+        var scratch = t_scratch ??= new Scratch();
+        var nodes = scratch.Nodes;
+        nodes.Clear();
+        scratch.Stack.Clear();
+        PostOrder(intention.Root, inside, nodes, scratch.Stack);
         if (nodes.Count > NodeVersion.MaxIndex + 1)
         {
             ThrowHelper.ThrowArgument(nameof(intention), $"{nodes.Count} nodes are more than an intention may hold");
         }
 
-        var positions = new HashSet<long>();
+        var positions = scratch.Positions;
+        positions.Clear();
         foreach (var n in nodes)
         {
             NodeCodec.Collect(n.Ssv, positions);
@@ -58,7 +70,8 @@ public static class IntentionEncoder
         var table = positions.ToArray();
         Array.Sort(table);
 
-        var w = new ByteWriter(64 + (nodes.Count * 48));
+        var w = scratch.Stream;
+        w.Reset();
         NodeCodec.WritePositionTable(w, table);
         foreach (var n in nodes)
         {
@@ -88,23 +101,41 @@ public static class IntentionEncoder
             NodeCodec.WriteVersion(w, intention.Root.Vn, table);
         }
 
-        var fields = new ByteWriter(16);
+        var fields = scratch.Fields;
+        fields.Reset();
         fields.Varint((ulong)intention.SnapshotSequence);
         fields.Byte((byte)intention.Isolation);
         fields.Varint((ulong)nodes.Count);
-        return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written.ToArray(), blockSize, nodes.Count, "an intention");
+        var count = nodes.Count;
+        nodes.Clear();
+        return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written.ToArray(), blockSize, count, "an intention");
+    }
+
+    private sealed class Scratch
+    {
+        public readonly List<Node> Nodes = [];
+        public readonly Stack<(Node Node, bool Expanded)> Stack = new();
+        public readonly HashSet<long> Positions = [];
+        public readonly ByteWriter Stream = new(4096);
+        public readonly ByteWriter Fields = new(16);
     }
 
     /// <summary>The inside nodes in post-order (left, right, node): the order <see cref="Intention.Seal"/> numbers them in.</summary>
     internal static List<Node> PostOrder(Node? root, Func<Node, bool> inside)
     {
         var order = new List<Node>();
+        PostOrder(root, inside, order, new Stack<(Node Node, bool Expanded)>());
+        return order;
+    }
+
+    /// <summary>Appends the inside nodes in post-order to <paramref name="order"/>, with <paramref name="stack"/> (empty) as working space.</summary>
+    private static void PostOrder(Node? root, Func<Node, bool> inside, List<Node> order, Stack<(Node Node, bool Expanded)> stack)
+    {
         if (root is null || !inside(root))
         {
-            return order;
+            return;
         }
 
-        var stack = new Stack<(Node Node, bool Expanded)>();
         stack.Push((root, false));
         while (stack.Count > 0)
         {
@@ -126,7 +157,5 @@ public static class IntentionEncoder
                 stack.Push((left, false));
             }
         }
-
-        return order;
     }
 }

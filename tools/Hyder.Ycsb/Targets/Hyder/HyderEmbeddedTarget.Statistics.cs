@@ -1,4 +1,5 @@
 using Hyder.Server;
+using Hyder.Server.Diagnostics;
 using Hyder.Tree.Meld;
 
 namespace Hyder.Ycsb.Targets.Hyder;
@@ -47,6 +48,11 @@ internal sealed partial class HyderEmbeddedTarget
         }
 
         rows.Add(("AllocatedBytes/Commit", Ratio(end.Allocated - begin.Allocated, committedTransactions)));
+        rows.Add(("Gen2Collections", end.Gen2 - begin.Gen2));
+
+        // The CPU budget by stage (docs/server.md, "CPU budget"): the whole process, so with one
+        // server the clients' own work is in the thread pool's figure.
+        rows.AddRange(StageBudget.Rows(begin.Budget, end.Budget, committedTransactions));
         rows.Add(("StateHashesAgree", agree ? 1 : 0));
         return rows;
     }
@@ -81,7 +87,7 @@ internal sealed partial class HyderEmbeddedTarget
     private static double Ratio(long numerator, long denominator) => denominator == 0 ? 0 : Math.Round((double)numerator / denominator, 2);
 
     /// <summary>The first server's counters, and the process's allocations, at one instant.</summary>
-    private sealed record Counters(long Commits, long Aborts, long ReadOnly, long Zone, MeldTotals Final, MeldTotals Premeld, MeldTotals Group, long Allocated)
+    private sealed record Counters(long Commits, long Aborts, long ReadOnly, long Zone, MeldTotals Final, MeldTotals Premeld, MeldTotals Group, long Allocated, int Gen2, StageBudget Budget)
     {
         public static Counters Take(TransactionServer[] servers)
         {
@@ -106,7 +112,9 @@ internal sealed partial class HyderEmbeddedTarget
                 MeldTotals.Of(server.Database.FinalMeld.Counters),
                 premeld,
                 server.Pipeline.GroupOperator is { } g ? MeldTotals.Of(g.Counters) : default,
-                GC.GetTotalAllocatedBytes(precise: false));
+                GC.GetTotalAllocatedBytes(precise: false),
+                GC.CollectionCount(2),
+                StageBudget.Take(server));
         }
     }
 
