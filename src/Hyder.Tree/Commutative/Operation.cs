@@ -1,7 +1,11 @@
 namespace Hyder.Tree.Commutative;
 
-/// <summary>What one entry of an operation list does to a key's value (docs/doppel.md).</summary>
-public enum OperationKind : byte
+/// <summary>
+/// What one entry of an operation list does to a key's value (docs/doppel.md). Not the API's
+/// operation kinds (<c>Hyder.Server.Engine.OperationKind</c>: get, put, delete, scan, …), which
+/// number differently: an entry is a change a meld applies, never a read.
+/// </summary>
+public enum ChangeKind : byte
 {
     /// <summary>An ordinary write the transaction made after or before operations on the key: the value becomes <see cref="Operation.Value"/>.</summary>
     Put = 1,
@@ -35,7 +39,7 @@ public readonly struct Operation
     /// <summary>The largest K a top-k list may have: bounds the list's size.</summary>
     public const int MaxTopK = 1024;
 
-    private Operation(OperationKind kind, long number, long min, long max, int k, byte[]? value)
+    private Operation(ChangeKind kind, long number, long min, long max, int k, byte[]? value)
     {
         Kind = kind;
         Number = number;
@@ -46,7 +50,7 @@ public readonly struct Operation
     }
 
     /// <summary>What it does.</summary>
-    public OperationKind Kind { get; }
+    public ChangeKind Kind { get; }
 
     /// <summary>Add's delta, Max's and Min's operand, OPut's and TopKInsert's order.</summary>
     public long Number { get; }
@@ -64,20 +68,20 @@ public readonly struct Operation
     public byte[]? Value { get; }
 
     /// <summary>True for an Add with a bound: group meld must keep it, so its bound is checked in order.</summary>
-    public bool IsBounded => Kind == OperationKind.Add && (Min != long.MinValue || Max != long.MaxValue);
+    public bool IsBounded => Kind == ChangeKind.Add && (Min != long.MinValue || Max != long.MaxValue);
 
     /// <summary>True for the ordinary writes (Put, Clear): they make the transaction's node a checked write.</summary>
-    public bool IsWrite => Kind is OperationKind.Put or OperationKind.Clear;
+    public bool IsWrite => Kind is ChangeKind.Put or ChangeKind.Clear;
 
     /// <summary>An ordinary write of <paramref name="value"/>.</summary>
     public static Operation Put(byte[] value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return new(OperationKind.Put, 0, long.MinValue, long.MaxValue, 0, value);
+        return new(ChangeKind.Put, 0, long.MinValue, long.MaxValue, 0, value);
     }
 
     /// <summary>An ordinary delete.</summary>
-    public static Operation Clear() => new(OperationKind.Clear, 0, long.MinValue, long.MaxValue, 0, null);
+    public static Operation Clear() => new(ChangeKind.Clear, 0, long.MinValue, long.MaxValue, 0, null);
 
     /// <summary>Adds <paramref name="delta"/>; the result must lie in [<paramref name="min"/>, <paramref name="max"/>] (each optional) and in the 64-bit range.</summary>
     public static Operation Add(long delta, long? min = null, long? max = null)
@@ -89,20 +93,20 @@ public readonly struct Operation
             ThrowHelper.ThrowArgument(nameof(min), $"the bounds [{lo}, {hi}] are empty");
         }
 
-        return new(OperationKind.Add, delta, lo, hi, 0, null);
+        return new(ChangeKind.Add, delta, lo, hi, 0, null);
     }
 
     /// <summary>Keeps the larger of the value and <paramref name="operand"/>.</summary>
-    public static Operation MaxOf(long operand) => new(OperationKind.Max, operand, long.MinValue, long.MaxValue, 0, null);
+    public static Operation MaxOf(long operand) => new(ChangeKind.Max, operand, long.MinValue, long.MaxValue, 0, null);
 
     /// <summary>Keeps the smaller of the value and <paramref name="operand"/>.</summary>
-    public static Operation MinOf(long operand) => new(OperationKind.Min, operand, long.MinValue, long.MaxValue, 0, null);
+    public static Operation MinOf(long operand) => new(ChangeKind.Min, operand, long.MinValue, long.MaxValue, 0, null);
 
     /// <summary>Keeps (<paramref name="order"/>, <paramref name="value"/>) if its order is the highest.</summary>
     public static Operation OPut(long order, byte[] value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return new(OperationKind.OPut, order, long.MinValue, long.MaxValue, 0, value);
+        return new(ChangeKind.OPut, order, long.MinValue, long.MaxValue, 0, value);
     }
 
     /// <summary>Inserts (<paramref name="order"/>, <paramref name="value"/>) into a top-<paramref name="k"/> list.</summary>
@@ -114,18 +118,18 @@ public readonly struct Operation
             ThrowHelper.ThrowArgumentOutOfRange(nameof(k), $"k {k} is outside 1..{MaxTopK}");
         }
 
-        return new(OperationKind.TopKInsert, order, long.MinValue, long.MaxValue, k, value);
+        return new(ChangeKind.TopKInsert, order, long.MinValue, long.MaxValue, k, value);
     }
 
     /// <inheritdoc/>
     public override string ToString() => Kind switch
     {
-        OperationKind.Put => $"put {Keys.Format(Value)}",
-        OperationKind.Clear => "delete",
-        OperationKind.Add => IsBounded ? $"add {Number} in [{Min}, {Max}]" : $"add {Number}",
-        OperationKind.Max => $"max {Number}",
-        OperationKind.Min => $"min {Number}",
-        OperationKind.OPut => $"oput {Number}:{Keys.Format(Value)}",
+        ChangeKind.Put => $"put {Keys.Format(Value)}",
+        ChangeKind.Clear => "delete",
+        ChangeKind.Add => IsBounded ? $"add {Number} in [{Min}, {Max}]" : $"add {Number}",
+        ChangeKind.Max => $"max {Number}",
+        ChangeKind.Min => $"min {Number}",
+        ChangeKind.OPut => $"oput {Number}:{Keys.Format(Value)}",
         _ => $"top{K} {Number}:{Keys.Format(Value)}",
     };
 }

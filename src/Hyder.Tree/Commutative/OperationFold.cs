@@ -174,15 +174,15 @@ public static class OperationFold
     {
         switch (r.Kind)
         {
-            case OperationKind.Put:
+            case ChangeKind.Put:
                 cell = Cell.Bytes;
                 bytes = r.Value;
                 return FoldError.None;
-            case OperationKind.Clear:
+            case ChangeKind.Clear:
                 cell = Cell.Missing;
                 bytes = default;
                 return FoldError.None;
-            case OperationKind.Add or OperationKind.Max or OperationKind.Min:
+            case ChangeKind.Add or ChangeKind.Max or ChangeKind.Min:
             {
                 long x;
                 var missing = cell == Cell.Missing;
@@ -200,7 +200,7 @@ public static class OperationFold
                 }
 
                 long y;
-                if (r.Kind == OperationKind.Add)
+                if (r.Kind == ChangeKind.Add)
                 {
                     // The 64-bit range is every Add's implicit bound: overflow never wraps.
                     if ((r.Number > 0 && x > long.MaxValue - r.Number) || (r.Number < 0 && x < long.MinValue - r.Number))
@@ -216,7 +216,7 @@ public static class OperationFold
                 }
                 else
                 {
-                    y = missing ? r.Number : r.Kind == OperationKind.Max ? Math.Max(x, r.Number) : Math.Min(x, r.Number);
+                    y = missing ? r.Number : r.Kind == ChangeKind.Max ? Math.Max(x, r.Number) : Math.Min(x, r.Number);
                 }
 
                 cell = Cell.Number;
@@ -225,7 +225,7 @@ public static class OperationFold
                 return FoldError.None;
             }
 
-            case OperationKind.OPut:
+            case ChangeKind.OPut:
             {
                 // The number cell only caches an integer's encoding: every operation sees bytes
                 // alike, so a list applied whole or in parts (group meld) gives the same result.

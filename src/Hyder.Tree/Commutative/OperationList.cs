@@ -97,7 +97,7 @@ public static class OperationList
         var r = new OperationReader(list);
         while (r.Next())
         {
-            if (r.Kind is OperationKind.Put or OperationKind.Clear)
+            if (r.Kind is ChangeKind.Put or ChangeKind.Clear)
             {
                 return true;
             }
@@ -134,11 +134,11 @@ public static class OperationList
 
     private static int SizeOf(in Operation op) => 1 + op.Kind switch
     {
-        OperationKind.Put => BytesSize(op.Value!),
-        OperationKind.Clear => 0,
-        OperationKind.Add => 8 + 1 + (op.Min != long.MinValue ? 8 : 0) + (op.Max != long.MaxValue ? 8 : 0),
-        OperationKind.Max or OperationKind.Min => 8,
-        OperationKind.OPut => 8 + BytesSize(op.Value!),
+        ChangeKind.Put => BytesSize(op.Value!),
+        ChangeKind.Clear => 0,
+        ChangeKind.Add => 8 + 1 + (op.Min != long.MinValue ? 8 : 0) + (op.Max != long.MaxValue ? 8 : 0),
+        ChangeKind.Max or ChangeKind.Min => 8,
+        ChangeKind.OPut => 8 + BytesSize(op.Value!),
         _ => VarintSize((ulong)op.K) + 8 + BytesSize(op.Value!),
     };
 
@@ -148,12 +148,12 @@ public static class OperationList
         var at = 1;
         switch (op.Kind)
         {
-            case OperationKind.Put:
+            case ChangeKind.Put:
                 at += WriteBytes(to[at..], op.Value!);
                 break;
-            case OperationKind.Clear:
+            case ChangeKind.Clear:
                 break;
-            case OperationKind.Add:
+            case ChangeKind.Add:
                 BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
                 at += 8;
                 var hasMin = op.Min != long.MinValue;
@@ -172,11 +172,11 @@ public static class OperationList
                 }
 
                 break;
-            case OperationKind.Max or OperationKind.Min:
+            case ChangeKind.Max or ChangeKind.Min:
                 BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
                 at += 8;
                 break;
-            case OperationKind.OPut:
+            case ChangeKind.OPut:
                 BinaryPrimitives.WriteInt64LittleEndian(to[at..], op.Number);
                 at += 8;
                 at += WriteBytes(to[at..], op.Value!);

@@ -26,7 +26,7 @@ public ref struct OperationReader
     }
 
     /// <summary>The current operation's kind.</summary>
-    public OperationKind Kind { get; private set; }
+    public ChangeKind Kind { get; private set; }
 
     /// <summary>The current operation's delta, operand or order.</summary>
     public long Number { get; private set; }
@@ -49,12 +49,12 @@ public ref struct OperationReader
     /// <summary>The current operation as a value (allocates its bytes).</summary>
     public readonly Operation Current => Kind switch
     {
-        OperationKind.Put => Operation.Put(Value.ToArray()),
-        OperationKind.Clear => Operation.Clear(),
-        OperationKind.Add => Operation.Add(Number, Min == long.MinValue ? null : Min, Max == long.MaxValue ? null : Max),
-        OperationKind.Max => Operation.MaxOf(Number),
-        OperationKind.Min => Operation.MinOf(Number),
-        OperationKind.OPut => Operation.OPut(Number, Value.ToArray()),
+        ChangeKind.Put => Operation.Put(Value.ToArray()),
+        ChangeKind.Clear => Operation.Clear(),
+        ChangeKind.Add => Operation.Add(Number, Min == long.MinValue ? null : Min, Max == long.MaxValue ? null : Max),
+        ChangeKind.Max => Operation.MaxOf(Number),
+        ChangeKind.Min => Operation.MinOf(Number),
+        ChangeKind.OPut => Operation.OPut(Number, Value.ToArray()),
         _ => Operation.TopKInsert(K, Number, Value.ToArray()),
     };
 
@@ -67,7 +67,7 @@ public ref struct OperationReader
         }
 
         var start = _at;
-        var kind = (OperationKind)_list[_at++];
+        var kind = (ChangeKind)_list[_at++];
         Min = long.MinValue;
         Max = long.MaxValue;
         Number = 0;
@@ -75,7 +75,7 @@ public ref struct OperationReader
         Value = default;
         switch (kind)
         {
-            case OperationKind.Put:
+            case ChangeKind.Put:
                 if (!ReadBytes(out var put))
                 {
                     return Fail(start, "Put value is truncated");
@@ -83,9 +83,9 @@ public ref struct OperationReader
 
                 Value = put;
                 break;
-            case OperationKind.Clear:
+            case ChangeKind.Clear:
                 break;
-            case OperationKind.Add:
+            case ChangeKind.Add:
                 if (!ReadInt64(out var delta) || _at >= _list.Length)
                 {
                     return Fail(start, "Add is truncated");
@@ -124,7 +124,7 @@ public ref struct OperationReader
                 }
 
                 break;
-            case OperationKind.Max or OperationKind.Min:
+            case ChangeKind.Max or ChangeKind.Min:
                 if (!ReadInt64(out var operand))
                 {
                     return Fail(start, $"{kind} is truncated");
@@ -132,7 +132,7 @@ public ref struct OperationReader
 
                 Number = operand;
                 break;
-            case OperationKind.OPut:
+            case ChangeKind.OPut:
                 if (!ReadInt64(out var order) || !ReadBytes(out var oput))
                 {
                     return Fail(start, "OPut is truncated");
@@ -141,7 +141,7 @@ public ref struct OperationReader
                 Number = order;
                 Value = oput;
                 break;
-            case OperationKind.TopKInsert:
+            case ChangeKind.TopKInsert:
                 if (!ReadVarint(out var k) || k is < 1 or > Operation.MaxTopK)
                 {
                     return Fail(start, $"TopKInsert's K is truncated or outside 1..{Operation.MaxTopK}");

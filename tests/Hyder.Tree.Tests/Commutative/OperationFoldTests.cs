@@ -106,8 +106,8 @@ public sealed class OperationFoldTests
             var ops = Enumerable.Range(0, 6).Select(_ => random.Next(2) == 0
                 ? Operation.OPut(random.Next(4), [(byte)random.Next(3)])
                 : Operation.TopKInsert(3, random.Next(5), [(byte)random.Next(3)])).ToArray();
-            var opput = ops.Where(o => o.Kind == OperationKind.OPut).ToArray();
-            var topk = ops.Where(o => o.Kind == OperationKind.TopKInsert).ToArray();
+            var opput = ops.Where(o => o.Kind == ChangeKind.OPut).ToArray();
+            var topk = ops.Where(o => o.Kind == ChangeKind.TopKInsert).ToArray();
             foreach (var group in new[] { opput, topk }.Where(g => g.Length > 0))
             {
                 var expected = Fold(null, group).Value;
@@ -193,7 +193,7 @@ public sealed class OperationFoldTests
     {
         Assert.NotNull(OperationList.Check([]));
         Assert.NotNull(OperationList.Check([99]));
-        Assert.NotNull(OperationList.Check([(byte)OperationKind.Add, 1, 2, 3]));
+        Assert.NotNull(OperationList.Check([(byte)ChangeKind.Add, 1, 2, 3]));
         var bounded = OperationList.Encode(Operation.Add(1, 0, 5));
         Assert.NotNull(OperationList.Check(bounded.AsSpan(0, bounded.Length - 1)));
         bounded[9] |= 4;

@@ -51,16 +51,16 @@ internal static partial class LogSimulation
     {
         switch (op.Kind)
         {
-            case OperationKind.Add:
+            case ChangeKind.Add:
                 tx.Add(key, op.Number, op.Min == long.MinValue ? null : op.Min, op.Max == long.MaxValue ? null : op.Max);
                 break;
-            case OperationKind.Max:
+            case ChangeKind.Max:
                 tx.Max(key, op.Number);
                 break;
-            case OperationKind.Min:
+            case ChangeKind.Min:
                 tx.Min(key, op.Number);
                 break;
-            case OperationKind.OPut:
+            case ChangeKind.OPut:
                 tx.OPut(key, op.Number, op.Value!);
                 break;
             default:
