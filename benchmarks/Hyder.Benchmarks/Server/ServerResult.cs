@@ -116,7 +116,7 @@ internal sealed record ServerResult
             BytesPerTxn = (b.Allocated - a.Allocated) / (double)Math.Max(1, txns),
             Collections = [.. b.Collections.Zip(a.Collections, (x, y) => x - y)],
             CpuPerWall = (b.ProcessCpu - a.ProcessCpu).TotalSeconds / seconds,
-            ThreadCpu = ThreadTimes.Delta(a.Threads, b.Threads).Where(p => p.Value > 0).ToDictionary(p => p.Key, p => p.Value / seconds),
+            ThreadCpu = Hyder.Server.Diagnostics.ThreadTimes.Delta(a.Threads, b.Threads).Where(p => p.Value > 0).ToDictionary(p => p.Key, p => p.Value / seconds),
             Budget = Hyder.Server.Diagnostics.StageBudget.Rows(a.Budget, b.Budget, committed),
             BacklogBusy = backlog.Busy,
             BacklogMean = backlog.Mean,

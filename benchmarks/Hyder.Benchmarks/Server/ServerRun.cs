@@ -281,7 +281,7 @@ internal static class ServerRun
                 GC.GetTotalAllocatedBytes(precise: true),
                 [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)],
                 process.TotalProcessorTime,
-                ThreadTimes.Capture(),
+                Hyder.Server.Diagnostics.ThreadTimes.Capture(),
                 Hyder.Server.Diagnostics.StageBudget.Take(server));
         }
     }

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Globalization;
 
 namespace Hyder.Server.Diagnostics;
 
@@ -18,8 +17,6 @@ namespace Hyder.Server.Diagnostics;
 /// </remarks>
 public sealed class StageBudget
 {
-    private const double TicksPerSecond = 100;
-
     private StageBudget(long[] executor, Dictionary<string, double> threads, long busyTicks, long meldTicks, long timestamp, double processSeconds)
     {
         Executor = executor;
@@ -54,7 +51,7 @@ public sealed class StageBudget
 
         var (busy, meld) = server.Pipeline.FinalMeldTicks;
         using var process = Process.GetCurrentProcess();
-        return new StageBudget(executor, ThreadSeconds(), busy, meld, Stopwatch.GetTimestamp(), process.TotalProcessorTime.TotalSeconds);
+        return new StageBudget(executor, ThreadTimes.ByGroup(ThreadTimes.Capture()), busy, meld, Stopwatch.GetTimestamp(), process.TotalProcessorTime.TotalSeconds);
     }
 
     /// <summary>
@@ -78,7 +75,7 @@ public sealed class StageBudget
         var execute = ExecutorSeconds(ExecutorStage.Execute);
         var encode = ExecutorSeconds(ExecutorStage.Encode);
         var outcome = ExecutorSeconds(ExecutorStage.Outcome);
-        var pool = Group(PoolGroup);
+        var pool = Group(ThreadTimes.PoolGroup);
         var named = Group("deserialize") + Group("submit") + Group("premeld") + Group("group-meld") + Group("final-meld") + pool;
         var process = end.ProcessSeconds - begin.ProcessSeconds;
         var wall = (end.Timestamp - begin.Timestamp) / (double)Stopwatch.Frequency;
@@ -100,50 +97,5 @@ public sealed class StageBudget
             ("FinalMeldUtilisation(%)", wall <= 0 ? 0 : Math.Round(100.0 * busy / Stopwatch.Frequency / wall, 1)),
             ("FinalMeldInMeld(%)", busy == 0 ? 0 : Math.Round(100.0 * meld / busy, 1)),
         ];
-    }
-
-    private const string PoolGroup = "thread pool";
-
-    /// <summary>CPU seconds by thread group (name without a trailing number); empty where /proc is not available.</summary>
-    private static Dictionary<string, double> ThreadSeconds()
-    {
-        var result = new Dictionary<string, double>(StringComparer.Ordinal);
-        if (!OperatingSystem.IsLinux() || !Directory.Exists("/proc/self/task"))
-        {
-            return result;
-        }
-
-        foreach (var dir in Directory.EnumerateDirectories("/proc/self/task"))
-        {
-            try
-            {
-                var stat = File.ReadAllText(Path.Combine(dir, "stat"));
-                var open = stat.IndexOf('(', StringComparison.Ordinal);
-                var close = stat.LastIndexOf(')');
-                var group = Group(stat[(open + 1)..close]);
-                var fields = stat[(close + 2)..].Split(' ');
-
-                // After "(comm) ": utime and stime are the 12th and 13th fields.
-                var ticks = long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
-                result[group] = result.GetValueOrDefault(group) + (ticks / TicksPerSecond);
-            }
-            catch (IOException)
-            {
-                // The thread exited while it was read.
-            }
-        }
-
-        return result;
-    }
-
-    private static string Group(string comm)
-    {
-        if (comm is ".NET TP Worker" or ".NET ThreadPool" or ".NET Long Runni")
-        {
-            return PoolGroup;
-        }
-
-        var dash = comm.LastIndexOf('-');
-        return dash > 0 && dash < comm.Length - 1 && comm[(dash + 1)..].All(char.IsAsciiDigit) ? comm[..dash] : comm;
     }
 }

@@ -1,16 +1,19 @@
 using System.Globalization;
-using System.Text.RegularExpressions;
 
-namespace Hyder.Benchmarks.Server;
+namespace Hyder.Server.Diagnostics;
 
 /// <summary>
 /// CPU time of this process's threads grouped by name (Linux <c>/proc/self/task</c>): the pipeline
 /// names its stage threads (<c>final-meld</c>, <c>premeld-N</c>, <c>group-meld</c>), the server
 /// its <c>deserialize-N</c> and <c>submit</c> threads; executors, the log client and the log
-/// reader run on thread-pool workers.
+/// reader run on thread-pool workers (<see cref="PoolGroup"/>). Used by <see cref="StageBudget"/>
+/// and the server benchmark.
 /// </summary>
-internal static partial class ThreadTimes
+public static class ThreadTimes
 {
+    /// <summary>The group of the runtime's thread-pool workers.</summary>
+    public const string PoolGroup = "thread pool";
+
     // USER_HZ: 100 on every Linux the runtime supports.
     private const double TicksPerSecond = 100;
 
@@ -30,20 +33,31 @@ internal static partial class ThreadTimes
                 var stat = File.ReadAllText(Path.Combine(dir, "stat"));
                 var open = stat.IndexOf('(', StringComparison.Ordinal);
                 var close = stat.LastIndexOf(')');
-                var name = Group(stat[(open + 1)..close]);
                 var fields = stat[(close + 2)..].Split(' ');
 
-                // After "(comm) ": state is field 3, utime field 14, stime field 15.
+                // After "(comm) ": utime and stime are the 12th and 13th fields.
                 var ticks = long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
-                result[int.Parse(Path.GetFileName(dir), CultureInfo.InvariantCulture)] = (name, ticks / TicksPerSecond);
+                result[int.Parse(Path.GetFileName(dir), CultureInfo.InvariantCulture)] = (Group(stat[(open + 1)..close]), ticks / TicksPerSecond);
             }
             catch (IOException)
             {
-                // The thread exited while we read it.
+                // The thread exited while it was read.
             }
         }
 
         return result;
+    }
+
+    /// <summary>Seconds of CPU per group in one capture.</summary>
+    public static Dictionary<string, double> ByGroup(Dictionary<int, (string Group, double Seconds)> threads)
+    {
+        var d = new Dictionary<string, double>(StringComparer.Ordinal);
+        foreach (var (_, (group, seconds)) in threads)
+        {
+            d[group] = d.GetValueOrDefault(group) + seconds;
+        }
+
+        return d;
     }
 
     /// <summary>
@@ -62,12 +76,15 @@ internal static partial class ThreadTimes
         return d;
     }
 
-    private static string Group(string comm) => comm switch
+    /// <summary>A thread's group: its name without a trailing "-N", or <see cref="PoolGroup"/>.</summary>
+    public static string Group(string comm)
     {
-        ".NET TP Worker" or ".NET ThreadPool" or ".NET Long Runni" => "thread pool (executors, log, reader)",
-        _ => TrailingNumber().Replace(comm, string.Empty),
-    };
+        if (comm is ".NET TP Worker" or ".NET ThreadPool" or ".NET Long Runni")
+        {
+            return PoolGroup;
+        }
 
-    [GeneratedRegex("-[0-9]+$")]
-    private static partial Regex TrailingNumber();
+        var dash = comm.LastIndexOf('-');
+        return dash > 0 && dash < comm.Length - 1 && comm[(dash + 1)..].All(char.IsAsciiDigit) ? comm[..dash] : comm;
+    }
 }

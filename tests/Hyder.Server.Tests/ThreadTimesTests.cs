@@ -1,0 +1,59 @@
+using Hyder.Server.Diagnostics;
+using Xunit;
+
+namespace Hyder.Server.Tests;
+
+/// <summary>The thread CPU figures behind the CPU budget per stage (<see cref="StageBudget"/>) and the server benchmark.</summary>
+public sealed class ThreadTimesTests
+{
+    [Theory]
+    [InlineData("premeld-3", "premeld")]
+    [InlineData("deserialize-12", "deserialize")]
+    [InlineData("final-meld", "final-meld")]
+    [InlineData("group-meld", "group-meld")]
+    [InlineData("submit", "submit")]
+    [InlineData("x-", "x-")]
+    [InlineData(".NET TP Worker", ThreadTimes.PoolGroup)]
+    [InlineData(".NET Long Runni", ThreadTimes.PoolGroup)]
+    public void AThreadsGroupIsItsNameWithoutATrailingNumber(string comm, string group) =>
+        Assert.Equal(group, ThreadTimes.Group(comm));
+
+    [Fact]
+    public void ANamedThreadThatSpinsShowsUpInItsGroup()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        var before = ThreadTimes.Capture();
+
+        // The spinner stays alive until it is captured: an exited thread is gone from /proc.
+        var live = new ManualResetEventSlim();
+        var done = new ManualResetEventSlim();
+        var spinner = new Thread(() =>
+        {
+            // 300 ms of this thread's own CPU (a loaded machine stretches the wall time, not this).
+            var start = Tree.Pipeline.ThreadCpu.NowNs();
+            var x = 0L;
+            while (Tree.Pipeline.ThreadCpu.NowNs() - start < 300_000_000)
+            {
+                x++;
+            }
+
+            GC.KeepAlive(x);
+            live.Set();
+            done.Wait();
+        })
+        { Name = "spinner-2" };
+        spinner.Start();
+        live.Wait();
+        var captured = ThreadTimes.Capture();
+        done.Set();
+        spinner.Join();
+
+        Assert.True(ThreadTimes.ByGroup(captured).GetValueOrDefault("spinner") > 0.1, "a thread that spun 300 ms of CPU shows at least 0.1 s");
+        Assert.True(ThreadTimes.Delta(before, captured).GetValueOrDefault("spinner") > 0.1, "a thread started after the first capture counts whole");
+        Assert.All(ThreadTimes.Delta(before, captured).Values, v => Assert.True(v >= 0));
+    }
+}
