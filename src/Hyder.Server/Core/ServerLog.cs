@@ -23,9 +23,6 @@ internal static partial class ServerLog
     [LoggerMessage(Level = LogLevel.Error, Message = "{Server}: the pipeline failed")]
     public static partial void PipelineFailed(this ILogger logger, Exception e, string server);
 
-    [LoggerMessage(Level = LogLevel.Error, Message = "{Server}: log position @{Position} is trimmed; skipping it")]
-    public static partial void Trimmed(this ILogger logger, string server, long position);
-
     [LoggerMessage(Level = LogLevel.Critical, Message = "{Server}: the {Stage} failed; the server stops serving")]
     public static partial void StageFailed(this ILogger logger, Exception e, string server, string stage);
 
