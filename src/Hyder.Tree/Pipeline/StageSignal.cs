@@ -68,7 +68,7 @@ public sealed class StageSignal
     }
 }
 
-/// <summary>A waiting loop's state: a bounded spin, then <see cref="StageSignal.Wait"/> (never sched_yield, never a 1 ms sleep loop).</summary>
+/// <summary>A waiting loop's state: a bounded spin, a bounded run of yields, then <see cref="StageSignal.Wait"/> (never an unbounded sched_yield or 1 ms sleep loop).</summary>
 public struct StageWait
 {
     /// <summary>
@@ -79,12 +79,22 @@ public struct StageWait
     /// </summary>
     public const int SpinRounds = 8;
 
+    /// <summary>
+    /// Rounds of <c>Thread.Yield</c> after the spin and before a waiter blocks: on a machine with
+    /// fewer cores than threads the input usually comes from a thread that needs this core, and
+    /// yielding to it costs far less than a futex sleep and wake-up per hand-off. Bounded, so an
+    /// idle stage still blocks within a fraction of a millisecond. The main job on a quiet 2-core
+    /// machine committed 4,180 tx/s with no yield rounds and 9,806 (50), 9,560 (200) with them,
+    /// p99 74 ms against 12-13 ms (docs/benchmarks/server.md).
+    /// </summary>
+    public const int YieldRounds = 64;
+
     private int _rounds;
 
     /// <summary>Starts spinning afresh (after progress).</summary>
     public void Reset() => _rounds = 0;
 
-    /// <summary>One round of waiting for a signal newer than <paramref name="seen"/>: spin while rounds remain, then block.</summary>
+    /// <summary>One round of waiting for a signal newer than <paramref name="seen"/>: spin, then yield, while rounds remain; then block.</summary>
     public void Once(StageSignal signal, long seen)
     {
         if (_rounds < SpinRounds)
@@ -94,6 +104,14 @@ public struct StageWait
             return;
         }
 
+        if (_rounds < SpinRounds + YieldRounds)
+        {
+            _rounds++;
+            Thread.Yield();
+            return;
+        }
+
         signal.Wait(seen);
     }
+
 }

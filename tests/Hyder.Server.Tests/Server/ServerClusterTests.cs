@@ -315,8 +315,10 @@ public sealed class ServerClusterTests
         await using (var periodic = await TestCluster.StartAsync(2, settings, o => o.FlushEvery = 40))
         {
             await Workload(periodic, clients: 4, transactions: 60);
+
+            // The flusher looks every 50 ms: a fast server can finish the workload before it looked.
+            await Hyder.Server.Tests.Cluster.WaitUntil(() => periodic.Servers.Sum(s => s.Metrics.Flushes) > 0, "the periodic flusher committed nothing");
             var periodicHashes = await periodic.QuiesceAsync();
-            Assert.True(periodic.Servers.Sum(s => s.Metrics.Flushes) > 0, "the periodic flusher committed nothing");
             Assert.All(periodicHashes, h => Assert.Equal(periodicHashes[0], h));
         }
 
@@ -351,10 +353,22 @@ public sealed class ServerClusterTests
     [Fact]
     public async Task AdmissionControlHoldsTheInFlightLimit()
     {
+        // While the burst is admitted, final meld holds its first transaction (the hook runs on its
+        // thread), so the ones admitted stay in flight and the rest must be refused, however fast
+        // the server would otherwise finish them.
+        using var release = new ManualResetEventSlim();
+        var holding = 0;
         await using var cluster = await TestCluster.StartAsync(1, new ClusterSettings(), o =>
         {
             o.MaxInFlight = 3;
             o.AdmissionTimeout = TimeSpan.FromMilliseconds(1);
+            o.MeldedHook = (_, _, _) =>
+            {
+                if (Volatile.Read(ref holding) == 1)
+                {
+                    release.Wait(TimeSpan.FromSeconds(30));
+                }
+            };
         });
         var server = cluster.Servers[0];
         var max = 0;
@@ -367,7 +381,8 @@ public sealed class ServerClusterTests
             }
         });
         var refused = 0;
-        await Task.WhenAll(Enumerable.Range(0, 40).Select(i => Task.Run(async () =>
+        Volatile.Write(ref holding, 1);
+        var burst = Task.WhenAll(Enumerable.Range(0, 40).Select(i => Task.Run(async () =>
         {
             try
             {
@@ -378,6 +393,10 @@ public sealed class ServerClusterTests
                 Interlocked.Increment(ref refused);
             }
         })));
+        await Hyder.Server.Tests.Cluster.WaitUntil(() => Volatile.Read(ref refused) > 0, "nothing was refused while final meld held the admitted transactions");
+        Volatile.Write(ref holding, 0);
+        release.Set();
+        await burst;
         await sampling.CancelAsync();
         await sampler;
         Assert.InRange(max, 1, 3);
