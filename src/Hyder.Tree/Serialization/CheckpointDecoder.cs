@@ -158,35 +158,7 @@ public static class CheckpointDecoder
             NodeCodec.ReadMetadata(ref r, shape, table, n);
             nodes[i] = n;
             minOf[i] = maxOf[i] = i;
-            if ((shape & CheckpointCodec.RightBit) != 0)
-            {
-                var c = Pop(ref r, stack, ref depth, "right");
-                if (Keys.Compare(nodes[minOf[c]].Key, key) <= 0)
-                {
-                    r.Fail("key not below its right subtree");
-                }
-
-                n.Right = nodes[c];
-                maxOf[i] = maxOf[c];
-            }
-
-            if ((shape & CheckpointCodec.LeftBit) != 0)
-            {
-                var c = Pop(ref r, stack, ref depth, "left");
-                if (Keys.Compare(nodes[maxOf[c]].Key, key) >= 0)
-                {
-                    r.Fail("key not above its left subtree");
-                }
-
-                n.Left = nodes[c];
-                minOf[i] = minOf[c];
-            }
-
-            int hl = Node.HeightOf(n.Left), hr = Node.HeightOf(n.Right);
-            if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
-            {
-                r.Fail($"height {n.Height} over children of heights {hl} and {hr}");
-            }
+            CheckpointCodec.LinkChildren(ref r, n, i, shape, nodes, minOf, maxOf, stack, ref depth);
 
             stack[depth++] = i;
         }
@@ -204,16 +176,6 @@ public static class CheckpointDecoder
 
         r.ExpectEnd();
         return count == 0 ? null : nodes[count - 1];
-    }
-
-    private static int Pop(ref ByteReader r, int[] stack, ref int depth, string side)
-    {
-        if (depth == 0)
-        {
-            r.Fail($"it has a {side} child but no earlier node is left without a parent");
-        }
-
-        return stack[--depth];
     }
 
     /// <summary>The intentions a load reads, each decoded once, and which of their nodes the state took.</summary>

@@ -109,4 +109,53 @@ internal static class CheckpointCodec
         System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(length, payload.Length);
         return Crc32C.Append(Crc32C.Append(crc, length), payload);
     }
+
+    /// <summary>
+    /// Links record <paramref name="i"/>'s children (records are in post-order: the nodes still
+    /// without a parent are on <paramref name="stack"/>, the right child on top), and checks what
+    /// a hostile stream could break: a key between its subtrees' keys, AVL heights. Both checkpoint
+    /// formats share it (<see cref="CheckpointDecoder"/>, <see cref="CheckpointReader"/>).
+    /// </summary>
+    public static void LinkChildren(ref ByteReader r, Node n, int i, byte shape, ReadOnlySpan<Node> nodes, Span<int> minOf, Span<int> maxOf, ReadOnlySpan<int> stack, ref int depth)
+    {
+        if ((shape & RightBit) != 0)
+        {
+            var c = Pop(ref r, stack, ref depth, "right");
+            if (Keys.Compare(nodes[minOf[c]].Key, n.Key) <= 0)
+            {
+                r.Fail("key not below its right subtree");
+            }
+
+            n.Right = nodes[c];
+            maxOf[i] = maxOf[c];
+        }
+
+        if ((shape & LeftBit) != 0)
+        {
+            var c = Pop(ref r, stack, ref depth, "left");
+            if (Keys.Compare(nodes[maxOf[c]].Key, n.Key) >= 0)
+            {
+                r.Fail("key not above its left subtree");
+            }
+
+            n.Left = nodes[c];
+            minOf[i] = minOf[c];
+        }
+
+        int hl = Node.HeightOf(n.Left), hr = Node.HeightOf(n.Right);
+        if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
+        {
+            r.Fail($"height {n.Height} over children of heights {hl} and {hr}");
+        }
+    }
+
+    private static int Pop(ref ByteReader r, ReadOnlySpan<int> stack, ref int depth, string side)
+    {
+        if (depth == 0)
+        {
+            r.Fail($"it has a {side} child but no earlier node is left without a parent");
+        }
+
+        return stack[--depth];
+    }
 }

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Hyder.Tree.Memory;
 
 namespace Hyder.Tree.Serialization;
@@ -149,35 +150,7 @@ public static class CheckpointReader
             nodes.Add(n);
             minOf.Add(i);
             maxOf.Add(i);
-            if ((shape & CheckpointCodec.RightBit) != 0)
-            {
-                var c = Pop(ref r, stack, ref depth, "right");
-                if (Keys.Compare(nodes[minOf[c]].Key, key) <= 0)
-                {
-                    r.Fail("key not below its right subtree");
-                }
-
-                n.Right = nodes[c];
-                maxOf[i] = maxOf[c];
-            }
-
-            if ((shape & CheckpointCodec.LeftBit) != 0)
-            {
-                var c = Pop(ref r, stack, ref depth, "left");
-                if (Keys.Compare(nodes[maxOf[c]].Key, key) >= 0)
-                {
-                    r.Fail("key not above its left subtree");
-                }
-
-                n.Left = nodes[c];
-                minOf[i] = minOf[c];
-            }
-
-            int hl = Node.HeightOf(n.Left), hr = Node.HeightOf(n.Right);
-            if (n.Height != Math.Max(hl, hr) + 1 || Math.Abs(hl - hr) > 1)
-            {
-                r.Fail($"height {n.Height} over children of heights {hl} and {hr}");
-            }
+            CheckpointCodec.LinkChildren(ref r, n, i, shape, CollectionsMarshal.AsSpan(nodes), CollectionsMarshal.AsSpan(minOf), CollectionsMarshal.AsSpan(maxOf), CollectionsMarshal.AsSpan(stack), ref depth);
 
             if (depth == stack.Count)
             {
@@ -197,16 +170,6 @@ public static class CheckpointReader
         }
 
         return count == 0 ? null : nodes[count - 1];
-    }
-
-    private static int Pop(ref ByteReader r, List<int> stack, ref int depth, string side)
-    {
-        if (depth == 0)
-        {
-            r.Fail($"it has a {side} child but no earlier node is left without a parent");
-        }
-
-        return stack[--depth];
     }
 
     /// <summary>The stream, part by part: the parts of this checkpoint among the blocks given, in chunk order.</summary>
