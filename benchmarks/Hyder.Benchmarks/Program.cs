@@ -31,6 +31,13 @@ if (args.Length > 0 && args[0] == "server")
     return await ServerReport.RunAsync(args[1..]);
 }
 
+// `executor [--rounds N] [--ops N]`: an executor's stages (execute, validate, encode) on one
+// thread by CPU time, with bytes allocated per operation (docs/benchmarks/server.md).
+if (args.Length > 0 && args[0] == "executor")
+{
+    return Hyder.Benchmarks.Server.ExecutorStageReport.Run(args[1..]);
+}
+
 // `tls [--calls N] [--concurrency N] [--payload BYTES] [--rounds N]`: what TLS costs a gRPC call
 // (calls/s and CPU per call, h2c vs TLS; docs/security.md, "Cost of TLS").
 if (args.Length > 0 && args[0] == "tls")

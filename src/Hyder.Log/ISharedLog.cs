@@ -13,6 +13,12 @@ public interface ISharedLog : IAsyncDisposable
     /// Appends <paramref name="block"/> (1 to <see cref="BlockSize"/> bytes) and returns its address
     /// once every replica of its chain stores it durably.
     /// </summary>
+    /// <remarks>
+    /// Nothing the log stores or sends comes from <paramref name="block"/> after the returned task
+    /// completes, successfully or not: a log unit copies it into its slot before it answers, and a
+    /// remote unit's call completes only once its frame was answered or its connection was shut
+    /// down for sending. The caller may reuse or pool the buffer from then on.
+    /// </remarks>
     ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default);
 
     /// <summary>

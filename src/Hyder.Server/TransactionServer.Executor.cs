@@ -299,7 +299,8 @@ public sealed partial class TransactionServer
             _metrics.AddCpu(ExecutorStage.Encode, ThreadCpu.NowNs() - cpu);
             pending = PendingTransaction.Rent(intention, _cooperative);
             _localByNonce[encoded.Nonce] = pending;
-            var positions = new long[encoded.Parts.Count];
+            long[] positions = encoded.Parts.Count == 0 ? [] : new long[encoded.Parts.Count];
+            byte[]? rented = null;
             try
             {
                 for (var i = 0; i < positions.Length; i++)
@@ -308,7 +309,9 @@ public sealed partial class TransactionServer
                     _broadcast?.Publish(positions[i], encoded.Parts[i]);
                 }
 
-                var final = encoded.Finish(positions);
+                // The final block in a pooled buffer: the log's append and the broadcast copy it
+                // before they complete (LogClient.AppendAsync), so it goes back right after.
+                var final = encoded.FinishPooled(positions, out rented);
                 encoded.Release();
                 var at = await _log.AppendAsync(final, CancellationToken.None).ConfigureAwait(false);
                 WakeReader();
@@ -318,6 +321,13 @@ public sealed partial class TransactionServer
             {
                 _metrics.Add(Counter.Unknown);
                 return new TransactionOutcome(TransactionStatus.Unknown, AbortCause.None, $"appending the intention failed: {e.Message}", 0, snapshot, results);
+            }
+            finally
+            {
+                if (rented is not null)
+                {
+                    System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+                }
             }
 
             _metrics.Add(Counter.Appended);

@@ -67,7 +67,8 @@ public static class IntentionValidator
     }
 
     /// <returns>The subtree's height; <paramref name="operations"/> says whether an inside node of it carries operations.</returns>
-    private static int Subtree(Intention i, Node? n, byte[]? low, byte[]? high, out bool operations)
+    /// <remarks><paramref name="low"/> and <paramref name="high"/> are the nearest ancestors the subtree lies between: their cached key prefixes settle most comparisons.</remarks>
+    private static int Subtree(Intention i, Node? n, Node? low, Node? high, out bool operations)
     {
         operations = false;
         if (n is null)
@@ -77,12 +78,12 @@ public static class IntentionValidator
 
         if ((n.Flags & NodeFlags.Pooled) != 0)
         {
-            Reject(i, $"a pointer leads to a recycled node (below key {(low is null ? "-inf" : Keys.Format(low))})");
+            Reject(i, $"a pointer leads to a recycled node (below key {(low is null ? "-inf" : Keys.Format(low.Key))})");
         }
 
-        if ((low is not null && Keys.Compare(n.Key, low) <= 0) || (high is not null && Keys.Compare(n.Key, high) >= 0))
+        if ((low is not null && Keys.Compare(n, low) <= 0) || (high is not null && Keys.Compare(n, high) >= 0))
         {
-            Reject(i, $"key {Keys.Format(n.Key)} is out of order (must lie between {(low is null ? "-inf" : Keys.Format(low))} and {(high is null ? "+inf" : Keys.Format(high))})");
+            Reject(i, $"key {Keys.Format(n.Key)} is out of order (must lie between {(low is null ? "-inf" : Keys.Format(low.Key))} and {(high is null ? "+inf" : Keys.Format(high.Key))})");
         }
 
         if (!Inside(i, n))
@@ -100,8 +101,8 @@ public static class IntentionValidator
         }
 
         Metadata(i, n);
-        var hl = Subtree(i, n.Left, low, n.Key, out var leftOperations);
-        var hr = Subtree(i, n.Right, n.Key, high, out var rightOperations);
+        var hl = Subtree(i, n.Left, low, n, out var leftOperations);
+        var hr = Subtree(i, n.Right, n, high, out var rightOperations);
         operations = n.HasOperations || leftOperations || rightOperations;
         if (operations && (n.Ssv.IsSome || n.SubtreeIsOnlyReadDependent))
         {

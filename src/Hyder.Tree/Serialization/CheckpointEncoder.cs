@@ -21,7 +21,7 @@ public static class CheckpointEncoder
         ArgumentNullException.ThrowIfNull(state);
 
         // Post-order over the whole state with an explicit stack (a state may be large).
-        var nodes = IntentionEncoder.PostOrder(state.Root, static _ => true);
+        var nodes = IntentionEncoder.PostOrder(state.Root, OwnerRange.All);
         var positions = new HashSet<long>();
         foreach (var n in nodes)
         {

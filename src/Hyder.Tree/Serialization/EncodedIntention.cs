@@ -67,12 +67,34 @@ public sealed class EncodedIntention
     /// </summary>
     public ReadOnlyMemory<byte> Finish(ReadOnlySpan<long> partPositions)
     {
+        var block = WriteFinal(partPositions).Written.ToArray();
+        BlockFormat.Seal(block, _finalKind, _version);
+        return block;
+    }
+
+    /// <summary>
+    /// <see cref="Finish"/> into an array rented from <see cref="System.Buffers.ArrayPool{T}.Shared"/>
+    /// (<paramref name="rented"/>; the block is its first bytes), for a caller that gives it back
+    /// once nothing reads the block any more — after the log append that copies it has completed.
+    /// </summary>
+    public ReadOnlyMemory<byte> FinishPooled(ReadOnlySpan<long> partPositions, out byte[] rented)
+    {
+        var written = WriteFinal(partPositions).Written;
+        rented = System.Buffers.ArrayPool<byte>.Shared.Rent(written.Length);
+        var block = rented.AsSpan(0, written.Length);
+        written.CopyTo(block);
+        BlockFormat.Seal(block, _finalKind, _version);
+        return rented.AsMemory(0, written.Length);
+    }
+
+    /// <summary>The final block's bytes, header left blank, in this thread's scratch writer.</summary>
+    private ByteWriter WriteFinal(ReadOnlySpan<long> partPositions)
+    {
         if (partPositions.Length != Parts.Count)
         {
             ThrowHelper.ThrowArgument(nameof(partPositions), $"{partPositions.Length} part positions given for {Parts.Count} parts");
         }
 
-        // Written in this thread's scratch buffer: the block itself is the one allocation.
         var tail = _tail ?? throw new ObjectDisposedException(nameof(EncodedIntention), "the encoding was released");
         var w = t_finish ??= new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tailLength + 8);
         w.Reset();
@@ -93,9 +115,7 @@ public sealed class EncodedIntention
 
         w.Raw(_fields);
         w.Raw(tail.AsSpan(0, _tailLength));
-        var block = w.Written.ToArray();
-        BlockFormat.Seal(block, _finalKind, _version);
-        return block;
+        return w;
     }
 
     /// <summary>
@@ -128,7 +148,7 @@ public sealed class EncodedIntention
             parts++;
         }
 
-        var blocks = new ReadOnlyMemory<byte>[parts];
+        ReadOnlyMemory<byte>[] blocks = parts == 0 ? [] : new ReadOnlyMemory<byte>[parts];
         var at = 0;
         for (var i = 0; i < parts; i++)
         {

@@ -24,13 +24,11 @@ public static class IntentionEncoder
             ThrowHelper.ThrowArgument(nameof(intention), "only a transaction's own intention goes to the log, not a premeld or group result");
         }
 
-        var token = intention.ExecutorToken;
-        Func<Node, bool> inside = intention.IsSealed ? intention.Contains : n => n.Owner == token;
+        var inside = OwnerRange.Of(intention);
         var scratch = t_scratch ??= new Scratch();
         var nodes = scratch.Nodes;
         nodes.Clear();
-        scratch.Stack.Clear();
-        PostOrder(intention.Root, inside, nodes, scratch.Stack);
+        PostOrder(intention.Root, inside, nodes);
         if (nodes.Count > NodeVersion.MaxIndex + 1)
         {
             ThrowHelper.ThrowArgument(nameof(intention), $"{nodes.Count} nodes are more than an intention may hold");
@@ -42,18 +40,8 @@ public static class IntentionEncoder
         {
             NodeCodec.Collect(n.Ssv, positions);
             NodeCodec.Collect(n.Scv, positions);
-            foreach (var child in (ReadOnlySpan<Node?>)[n.Left, n.Right])
-            {
-                if (child is not null && !inside(child))
-                {
-                    if (!child.Vn.IsSome)
-                    {
-                        ThrowHelper.ThrowArgument(nameof(intention), $"node {Keys.Format(n.Key)} points outside to an unversioned node {Keys.Format(child.Key)}");
-                    }
-
-                    NodeCodec.Collect(child.Vn, positions);
-                }
-            }
+            CollectOutside(n, n.Left, inside, positions, intention);
+            CollectOutside(n, n.Right, inside, positions, intention);
         }
 
         foreach (var d in intention.Deletes)
@@ -61,14 +49,22 @@ public static class IntentionEncoder
             NodeCodec.Collect(d.Scv, positions);
         }
 
-        var rootOutside = intention.Root is { } r && !inside(r);
+        var rootOutside = intention.Root is { } r && !inside.Contains(r);
         if (rootOutside)
         {
             NodeCodec.Collect(intention.Root!.Vn, positions);
         }
 
-        var table = positions.ToArray();
-        Array.Sort(table);
+        // The table of distinct positions, sorted, in the thread's scratch: versions are written
+        // as indexes into it, found by binary search.
+        if (scratch.Table.Length < positions.Count)
+        {
+            scratch.Table = new long[Math.Max(positions.Count, scratch.Table.Length * 2)];
+        }
+
+        positions.CopyTo(scratch.Table);
+        var table = scratch.Table.AsSpan(0, positions.Count);
+        table.Sort();
 
         var w = scratch.Stream;
         w.Reset();
@@ -111,51 +107,52 @@ public static class IntentionEncoder
         return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written.ToArray(), blockSize, count, "an intention");
     }
 
-    private sealed class Scratch
+    /// <summary>Adds the version of <paramref name="child"/>, a pointer from inside node <paramref name="n"/> to outside, to <paramref name="positions"/>.</summary>
+    private static void CollectOutside(Node n, Node? child, OwnerRange inside, HashSet<long> positions, Intention intention)
     {
-        public readonly List<Node> Nodes = [];
-        public readonly Stack<(Node Node, bool Expanded)> Stack = new();
-        public readonly HashSet<long> Positions = [];
-        public readonly ByteWriter Stream = new(4096);
-        public readonly ByteWriter Fields = new(16);
-    }
-
-    /// <summary>The inside nodes in post-order (left, right, node): the order <see cref="Intention.Seal"/> numbers them in.</summary>
-    internal static List<Node> PostOrder(Node? root, Func<Node, bool> inside)
-    {
-        var order = new List<Node>();
-        PostOrder(root, inside, order, new Stack<(Node Node, bool Expanded)>());
-        return order;
-    }
-
-    /// <summary>Appends the inside nodes in post-order to <paramref name="order"/>, with <paramref name="stack"/> (empty) as working space.</summary>
-    private static void PostOrder(Node? root, Func<Node, bool> inside, List<Node> order, Stack<(Node Node, bool Expanded)> stack)
-    {
-        if (root is null || !inside(root))
+        if (child is null || inside.Contains(child))
         {
             return;
         }
 
-        stack.Push((root, false));
-        while (stack.Count > 0)
+        if (!child.Vn.IsSome)
         {
-            var (n, expanded) = stack.Pop();
-            if (expanded)
-            {
-                order.Add(n);
-                continue;
-            }
-
-            stack.Push((n, true));
-            if (n.Right is { } right && inside(right))
-            {
-                stack.Push((right, false));
-            }
-
-            if (n.Left is { } left && inside(left))
-            {
-                stack.Push((left, false));
-            }
+            ThrowHelper.ThrowArgument(nameof(intention), $"node {Keys.Format(n.Key)} points outside to an unversioned node {Keys.Format(child.Key)}");
         }
+
+        NodeCodec.Collect(child.Vn, positions);
+    }
+
+    private sealed class Scratch
+    {
+        public readonly List<Node> Nodes = [];
+        public readonly HashSet<long> Positions = [];
+        public readonly ByteWriter Stream = new(4096);
+        public readonly ByteWriter Fields = new(16);
+        public long[] Table = new long[256];
+    }
+
+    /// <summary>The inside nodes in post-order (left, right, node): the order <see cref="Intention.Seal"/> numbers them in.</summary>
+    internal static List<Node> PostOrder(Node? root, OwnerRange inside)
+    {
+        var order = new List<Node>();
+        PostOrder(root, inside, order);
+        return order;
+    }
+
+    /// <summary>
+    /// Appends the inside nodes below <paramref name="n"/> in post-order to <paramref name="order"/>.
+    /// Recursive: a balanced tree's depth is small (an AVL tree of 2^40 keys is under 58 deep).
+    /// </summary>
+    private static void PostOrder(Node? n, OwnerRange inside, List<Node> order)
+    {
+        if (n is null || !inside.Contains(n))
+        {
+            return;
+        }
+
+        PostOrder(n.Left, inside, order);
+        PostOrder(n.Right, inside, order);
+        order.Add(n);
     }
 }

@@ -45,7 +45,7 @@ internal static class NodeCodec
 
     public static byte VersionKind(NodeVersion v) => !v.IsSome ? VersionNone : v.IsEphemeral ? RefEphemeral : RefPersistent;
 
-    public static void WriteVersion(ByteWriter w, NodeVersion v, long[] table)
+    public static void WriteVersion(ByteWriter w, NodeVersion v, ReadOnlySpan<long> table)
     {
         if (v.IsEphemeral)
         {
@@ -54,7 +54,7 @@ internal static class NodeCodec
         }
         else if (v.IsPersistent)
         {
-            var at = Array.BinarySearch(table, v.Position);
+            var at = table.BinarySearch(v.Position);
             w.Varint((ulong)at);
             w.Varint((ulong)v.Index);
         }
@@ -91,7 +91,7 @@ internal static class NodeCodec
         }
     }
 
-    public static void WritePositionTable(ByteWriter w, long[] sorted)
+    public static void WritePositionTable(ByteWriter w, ReadOnlySpan<long> sorted)
     {
         w.Varint((ulong)sorted.Length);
         long previous = 0;
@@ -181,7 +181,7 @@ internal static class NodeCodec
     /// Writes one node record. <paramref name="inside"/> says which children are written before
     /// it in the same stream (taken from the decoder's stack); others are written as versions.
     /// </summary>
-    public static void WriteNode(ByteWriter w, Node n, bool copied, Func<Node, bool> inside, long[] table)
+    public static void WriteNode(ByteWriter w, Node n, bool copied, OwnerRange inside, ReadOnlySpan<long> table)
     {
         var flags = (byte)(n.Flags & StoredFlags);
         var operations = n.HasOperations;
@@ -234,7 +234,7 @@ internal static class NodeCodec
     }
 
     /// <summary>Height, SCV, SSV (unless "same as SCV") and, for DependsOnTree, the ranges: the part of a record intentions and checkpoints share.</summary>
-    public static void WriteMetadata(ByteWriter w, Node n, long[] table)
+    public static void WriteMetadata(ByteWriter w, Node n, ReadOnlySpan<long> table)
     {
         w.Byte(n.Height);
         WriteVersion(w, n.Scv, table);
@@ -282,8 +282,8 @@ internal static class NodeCodec
         }
     }
 
-    private static byte RefKind(Node? child, Func<Node, bool> inside) =>
-        child is null ? RefNull : inside(child) ? RefInside : VersionKind(child.Vn);
+    private static byte RefKind(Node? child, OwnerRange inside) =>
+        child is null ? RefNull : inside.Contains(child) ? RefInside : VersionKind(child.Vn);
 
     /// <summary>What a node record says about the node's children and source.</summary>
     public struct Refs

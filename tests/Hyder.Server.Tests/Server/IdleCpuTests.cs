@@ -33,16 +33,24 @@ public sealed class IdleCpuTests(ITestOutputHelper output)
 
         await cluster.QuiesceAsync();
 
-        // A measurement window, not an ordering: CPU time, not wall time, is asserted.
-        await Task.Delay(2000);
+        // Measurement windows, not an ordering: CPU time, not wall time, is asserted. The quietest
+        // of three counts: a spinning stage or a tight poll loop burns CPU in every window, while
+        // the tail of an earlier test's work (its servers stopping, finalizers) passes.
+        await Task.Delay(1000);
         var process = Process.GetCurrentProcess();
-        process.Refresh();
-        var cpuBefore = process.TotalProcessorTime;
-        var wall = Stopwatch.StartNew();
-        await Task.Delay(3000);
-        process.Refresh();
-        var share = (process.TotalProcessorTime - cpuBefore).TotalSeconds / wall.Elapsed.TotalSeconds;
-        output.WriteLine($"idle server (t={t}, d={d}, group meld {group}, {server.Pipeline.Threading}): {share:P1} of a core over {wall.Elapsed.TotalSeconds:F1} s");
-        Assert.True(share < MaxIdleShareOfACore, $"an idle server used {share:P1} of a core ({server.Pipeline.Threading})");
+        var shares = new List<double>();
+        for (var window = 0; window < 3; window++)
+        {
+            process.Refresh();
+            var cpuBefore = process.TotalProcessorTime;
+            var wall = Stopwatch.StartNew();
+            await Task.Delay(1500);
+            process.Refresh();
+            shares.Add((process.TotalProcessorTime - cpuBefore).TotalSeconds / wall.Elapsed.TotalSeconds);
+        }
+
+        var share = shares.Min();
+        output.WriteLine($"idle server (t={t}, d={d}, group meld {group}, {server.Pipeline.Threading}): {string.Join(", ", shares.Select(x => x.ToString("P1")))} of a core in three 1.5 s windows");
+        Assert.True(share < MaxIdleShareOfACore, $"an idle server used at least {share:P1} of a core in each window ({server.Pipeline.Threading})");
     }
 }

@@ -281,7 +281,7 @@ public sealed class CheckpointPipelineTests(ITestOutputHelper output)
         var state = log.Database.PinCurrent();
         var encoded = CheckpointEncoder.Encode(state, []);
         var final = encoded.Finish(Enumerable.Range(0, encoded.Parts.Count).Select(p => 900_000_000L + p).ToArray());
-        var nodes = IntentionEncoder.PostOrder(state.Root, static _ => true);
+        var nodes = IntentionEncoder.PostOrder(state.Root, OwnerRange.All);
         var ephemeral = nodes.Where(n => n.Vn.IsEphemeral).ToList();
         var inline = ephemeral.Sum(n => (long)n.Key.Length + n.Payload.Length);
         var started = System.Diagnostics.Stopwatch.GetTimestamp();

@@ -49,7 +49,7 @@ public sealed class EncodingSizeTests(ITestOutputHelper output)
             tx.Put(Key(random.Next(KeyCount)), new byte[8]);
             var intention = tx.Complete()!;
             var encoded = IntentionEncoder.Encode(intention);
-            var inside = IntentionEncoder.PostOrder(intention.Root, n => n.Owner == intention.ExecutorToken);
+            var inside = IntentionEncoder.PostOrder(intention.Root, OwnerRange.Of(intention));
             var data = inside.Sum(n => n.Key.Length + n.Payload.Length);
             metadata += encoded.StreamLength - data;
             nodes += inside.Count;

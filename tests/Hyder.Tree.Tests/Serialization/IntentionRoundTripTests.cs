@@ -77,6 +77,33 @@ public sealed class IntentionRoundTripTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void APooledFinalBlockHoldsTheSameBytesAsAnAllocatedOne()
+    {
+        var db = Load("a", "b", "c", "d", "e", "f", "g");
+        var s = db.PinCurrent();
+        var tx = db.BeginAt(s);
+        tx.TryGet(K("c"), out _);
+        tx.Put(K("f"), new byte[300]);
+        tx.Delete(K("a"));
+        var i = tx.Complete()!;
+        var e = IntentionEncoder.Encode(i, 128);
+        Assert.NotEmpty(e.Parts);
+        long[] positions = [.. Enumerable.Range(0, e.Parts.Count).Select(p => 10L + p)];
+        var allocated = e.Finish(positions);
+        var pooled = e.FinishPooled(positions, out var rented);
+        Assert.Equal(allocated.ToArray(), pooled.ToArray());
+        Assert.True(rented.Length >= pooled.Length);
+        var d = IntentionDecoder.Decode(pooled.Span, e.Parts, s, new Memory.NodePool(64));
+        Compare(i.Root, d.Root, i, d);
+        System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+
+        // Released, the encoding builds no block either way.
+        e.Release();
+        Assert.Throws<ObjectDisposedException>(() => e.FinishPooled(positions, out _));
+        db.Release(s);
+    }
+
+    [Fact]
     public void FormatTwoIntentionsStillDecodeAndCannotCarryOperations()
     {
         var db = Load("a", "b", "c");
@@ -183,7 +210,7 @@ public sealed class IntentionRoundTripTests(ITestOutputHelper output)
         Assert.Equal(positions, header.PartPositions);
         Assert.Equal(e.Nonce, header.Nonce);
         Assert.Equal(s.Sequence, header.SnapshotSequence);
-        Assert.Equal(IntentionEncoder.PostOrder(i.Root, n => n.Owner == i.ExecutorToken).Count, header.NodeCount);
+        Assert.Equal(IntentionEncoder.PostOrder(i.Root, OwnerRange.Of(i)).Count, header.NodeCount);
         var d = IntentionDecoder.Decode(final.Span, e.Parts, s, new Memory.NodePool(64));
         Compare(i.Root, d.Root, i, d);
         db.Release(s);

@@ -141,7 +141,7 @@ internal sealed class PipelineLog : IPersistentNodeSource, IDisposable
         var images = new Dictionary<long, IntentionImage>();
         var pool = new NodePool(1024);
         var rewritten = 0;
-        foreach (var n in IntentionEncoder.PostOrder(root, static _ => true))
+        foreach (var n in IntentionEncoder.PostOrder(root, OwnerRange.All))
         {
             if (!n.Vn.IsPersistent)
             {
