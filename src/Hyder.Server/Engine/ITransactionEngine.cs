@@ -162,17 +162,17 @@ public readonly record struct Operation(
     public bool IsWrite => Kind is not (OperationKind.Get or OperationKind.Scan);
 }
 
-/// <summary>What one operation returned.</summary>
+/// <summary>What one operation returned: a value, so answering an operation allocates nothing of its own.</summary>
 /// <param name="Found">A get found its key (a delete: the key existed).</param>
 /// <param name="Value">A get's payload.</param>
 /// <param name="Rows">A scan's rows.</param>
-public sealed record OperationResult(bool Found, byte[]? Value = null, IReadOnlyList<KeyValuePair<byte[], byte[]>>? Rows = null)
+public readonly record struct OperationResult(bool Found, byte[]? Value = null, IReadOnlyList<KeyValuePair<byte[], byte[]>>? Rows = null)
 {
     /// <summary>The result of a write.</summary>
-    public static OperationResult Done { get; } = new(true);
+    public static OperationResult Done => new(true);
 
     /// <summary>A get that found nothing.</summary>
-    public static OperationResult NotFound { get; } = new(false);
+    public static OperationResult NotFound => new(false);
 }
 
 /// <summary>How a transaction ended.</summary>
