@@ -1,9 +1,14 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Globalization;
+using Grpc.Core;
+using Grpc.Net.Client;
+using Grpc.Net.Client.Balancer;
+using Grpc.Net.Client.Configuration;
 using Hyder.Client;
 using Hyder.Server.Cluster;
 using Hyder.Tree.Pipeline;
+using Microsoft.Extensions.DependencyInjection;
 using Xunit;
 using Xunit.Abstractions;
 
@@ -32,6 +37,42 @@ public sealed class ReadYourWritesClusterTests(ITestOutputHelper output)
     {
         var run = await AlternateAsync(200, readYourWrites: false, lagging: true);
         Assert.True(run.Stale > 0, "no stale read without the token: the second server did not lag");
+    }
+
+    /// <summary>
+    /// One client object whose channel balances calls round robin over both servers (the gRPC
+    /// client's own load balancing): its own session is enough, nothing is shared by hand.
+    /// </summary>
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task OneClientWhoseCallsAlternateBetweenServersReadsItsOwnWritesOnlyWithTheToken(bool readYourWrites)
+    {
+        await using var cluster = await LaggingClusterAsync();
+        var handler = new SocketsHttpHandler { EnableMultipleHttp2Connections = true };
+        var services = new ServiceCollection();
+        services.AddSingleton<ResolverFactory>(new StaticResolverFactory(_ => cluster.Addresses.Select(a => new BalancerAddress(a.Host, a.Port)).ToArray()));
+        using var provider = services.BuildServiceProvider();
+        using var channel = GrpcChannel.ForAddress("static:///hyder", new GrpcChannelOptions
+        {
+            HttpHandler = handler,
+            Credentials = ChannelCredentials.Insecure,
+            ServiceConfig = new ServiceConfig { LoadBalancingConfigs = { new RoundRobinConfig() } },
+            ServiceProvider = provider,
+        });
+        var settings = new HyderClientSettings { Endpoint = cluster.Addresses[0], Timeout = TimeSpan.FromSeconds(20), MaxRetries = 100, ReadYourWrites = readYourWrites };
+        await using var client = new HyderClient(settings, new Api.V1.Hyder.HyderClient(channel));
+        var run = new Run();
+        await AlternateAsync([client, client], run, s_key, 300);
+        output.WriteLine($"one balanced client, token {(readYourWrites ? "on" : "off")}: {run}");
+        if (readYourWrites)
+        {
+            Assert.Equal(0, run.Stale);
+        }
+        else
+        {
+            Assert.True(run.Stale > 0, "no stale read without the token: the calls did not alternate, or the second server did not lag");
+        }
     }
 
     [Fact]
@@ -79,20 +120,7 @@ public sealed class ReadYourWritesClusterTests(ITestOutputHelper output)
 
     private async Task<Run> AlternateAsync(int transactions, bool readYourWrites, bool lagging)
     {
-        // The second server's final meld sleeps before each ordinal, so it lags the first.
-        await using var cluster = await InProcessCluster.StartAsync(2, new ClusterSettings(), (i, o) =>
-        {
-            if (lagging && i == 1)
-            {
-                o.StageDelay = (stage, _) =>
-                {
-                    if (stage == PipelineStage.FinalMeld)
-                    {
-                        Thread.Sleep(1);
-                    }
-                };
-            }
-        });
+        await using var cluster = lagging ? await LaggingClusterAsync() : await InProcessCluster.StartAsync(2, new ClusterSettings());
         var clients = Clients(cluster, readYourWrites);
         var run = new Run();
         try
@@ -107,6 +135,22 @@ public sealed class ReadYourWritesClusterTests(ITestOutputHelper output)
         output.WriteLine($"{transactions} transactions, token {(readYourWrites ? "on" : "off")}: {run}");
         return run;
     }
+
+    /// <summary>Two servers; the second one's final meld sleeps 1 ms before each ordinal, so it lags the first.</summary>
+    private static Task<InProcessCluster> LaggingClusterAsync() =>
+        InProcessCluster.StartAsync(2, new ClusterSettings(), (i, o) =>
+        {
+            if (i == 1)
+            {
+                o.StageDelay = (stage, _) =>
+                {
+                    if (stage == PipelineStage.FinalMeld)
+                    {
+                        Thread.Sleep(1);
+                    }
+                };
+            }
+        });
 
     /// <summary>Transaction i writes i on server i mod 2 and reads it back on the other server.</summary>
     private static async Task AlternateAsync(HyderClient[] clients, Run run, byte[] key, int transactions)
