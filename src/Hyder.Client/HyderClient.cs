@@ -74,6 +74,7 @@ public sealed partial class HyderClient : IAsyncDisposable
             Stub = new Api.V1.Hyder.HyderClient(_channel);
         }
 
+        Session = settings.Session ?? new HyderSession();
         if (settings.Token is { Length: > 0 } token)
         {
             _headers = new Metadata { { "authorization", "Bearer " + token } };
@@ -91,7 +92,26 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <summary>The settings.</summary>
     public HyderClientSettings Settings { get; }
 
+    /// <summary>
+    /// The highest ordinal this client has seen committed or read at: sent as each request's
+    /// <c>min_ordinal</c> while <see cref="HyderClientSettings.ReadYourWrites"/> is on
+    /// (docs/api.md, "Read your writes"). <see cref="HyderClientSettings.Session"/>'s when given.
+    /// </summary>
+    public HyderSession Session { get; }
+
     internal Api.V1.Hyder.HyderClient Stub { get; }
+
+    /// <summary>The <c>min_ordinal</c> of the next request: the session's ordinal, or 0 with <see cref="HyderClientSettings.ReadYourWrites"/> off.</summary>
+    internal long MinOrdinal => Settings.ReadYourWrites ? Session.Ordinal : 0;
+
+    /// <summary>Raises the session to what an outcome shows: its ordinal (committed, aborted or unknown) and the snapshot it read.</summary>
+    internal void Observe(V1.Outcome? outcome)
+    {
+        if (outcome is not null)
+        {
+            Session.Observe(Math.Max(outcome.Ordinal, outcome.SnapshotSequence));
+        }
+    }
 
     internal ILogger Logger => _logger;
 
@@ -107,7 +127,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     public async Task<CommitResult> ExecuteAsync(IsolationLevel isolation, IEnumerable<HyderOperation> operations, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(operations);
-        var request = new V1.ExecuteRequest { Isolation = Wire.ToMessage(isolation) };
+        var request = new V1.ExecuteRequest { Isolation = Wire.ToMessage(isolation), MinOrdinal = MinOrdinal };
         foreach (var operation in operations)
         {
             request.Operations.Add(Wire.ToMessage(operation));
@@ -116,6 +136,7 @@ public sealed partial class HyderClient : IAsyncDisposable
         var readOnly = request.Operations.All(o => o.Kind is V1.OperationKind.Get or V1.OperationKind.Scan);
         var response = await UnaryAsync((r, o) => Stub.ExecuteAsync(r, o), request, retry: readOnly, cancellationToken).ConfigureAwait(false);
         CountOutcome(response.Outcome);
+        Observe(response.Outcome);
         Wire.EnsureCommitted(response.Outcome);
         return new CommitResult(response.Outcome.Ordinal, response.Outcome.SnapshotSequence, response.Results.Select(Wire.FromMessage).ToArray());
     }
@@ -127,13 +148,14 @@ public sealed partial class HyderClient : IAsyncDisposable
     public async Task<IReadOnlyList<byte[]?>> ReadAsync(IEnumerable<byte[]> keys, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(keys);
-        var request = new V1.ReadRequest();
+        var request = new V1.ReadRequest { MinOrdinal = MinOrdinal };
         foreach (var key in keys)
         {
             request.Keys.Add(Wire.Bytes(key));
         }
 
         var response = await UnaryAsync((r, o) => Stub.ReadAsync(r, o), request, retry: true, cancellationToken).ConfigureAwait(false);
+        Session.Observe(response.SnapshotSequence);
         return response.Results.Select(r => r.Found ? r.Value.ToByteArray() : null).ToArray();
     }
 
@@ -148,7 +170,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <returns>The rows.</returns>
     public async IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(byte[]? low, byte[]? high, int limit = 0, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
-        var request = new V1.ScanRequest { Low = Wire.Bytes(low), High = Wire.Bytes(high), Limit = limit };
+        var request = new V1.ScanRequest { Low = Wire.Bytes(low), High = Wire.Bytes(high), Limit = limit, MinOrdinal = MinOrdinal };
         for (var attempt = 0; ; attempt++)
         {
             var received = false;

@@ -42,6 +42,25 @@ public sealed record HyderClientSettings
     /// <summary>For an <c>https</c> endpoint: the certificate, with its key, presented when the server asks for one.</summary>
     public X509Certificate2? ClientCertificate { get; init; }
 
+    /// <summary>
+    /// Read your writes (docs/api.md): the client sends the highest ordinal it has seen committed
+    /// or read at (<see cref="HyderClient.Session"/>) with every transaction, read and scan, and
+    /// the server waits until it has melded that ordinal before it takes its snapshot. A client
+    /// whose calls reach several servers (or clients sharing a <see cref="Session"/>) then never
+    /// reads a state older than its own last commit. Costs nothing on a server that has melded
+    /// the ordinal already; on one that lags, the call waits for it (at most the server's limit,
+    /// then UNAVAILABLE, which reads and begins retry). Default true; connection string key
+    /// <c>ReadYourWrites=false</c> turns it off.
+    /// </summary>
+    public bool ReadYourWrites { get; init; } = true;
+
+    /// <summary>
+    /// The causal token the client keeps (see <see cref="ReadYourWrites"/>); null (the default):
+    /// each client makes its own. Give clients of different servers one session to make each read
+    /// see every commit any of them learned of.
+    /// </summary>
+    public HyderSession? Session { get; init; }
+
     /// <summary>An API key sent as <c>authorization: Bearer TOKEN</c> on every call; null: none. Never printed.</summary>
     public string? Token { get; init; }
 
@@ -50,7 +69,8 @@ public sealed record HyderClientSettings
     /// Keys (case-insensitive): <c>Endpoint</c> (required), <c>Timeout</c> (seconds; 0: none),
     /// <c>MaxRetries</c>, <c>RetryDelay</c> and <c>MaxRetryDelay</c> (milliseconds), <c>MaxMessageBytes</c>,
     /// <c>TrustedCa</c> (a PEM file of CAs), <c>ClientCertificate</c> and <c>ClientKey</c> (PEM files;
-    /// the key may be in the certificate's file, or a .pfx without ClientKey), <c>Token</c> (an API key).
+    /// the key may be in the certificate's file, or a .pfx without ClientKey), <c>Token</c> (an API key),
+    /// <c>ReadYourWrites</c> (<c>true</c> or <c>false</c>).
     /// </summary>
     /// <param name="connectionString">The connection string.</param>
     /// <returns>The settings.</returns>
@@ -109,6 +129,9 @@ public sealed record HyderClientSettings
                 case "CLIENTKEY":
                     keyFile = value;
                     break;
+                case "READYOURWRITES":
+                    settings = settings with { ReadYourWrites = bool.TryParse(value, out var on) ? on : throw new ArgumentException($"{key}={value} is not true or false.", nameof(connectionString)) };
+                    break;
                 case "TOKEN":
                     settings = settings with { Token = value.Length > 0 ? value : null };
                     break;
@@ -135,7 +158,7 @@ public sealed record HyderClientSettings
     /// <summary>The settings without secrets: the token shows as <c>***</c>, certificates by subject.</summary>
     /// <returns>The text.</returns>
     public override string ToString() =>
-        string.Create(CultureInfo.InvariantCulture, $"HyderClientSettings {{ Endpoint = {Endpoint}, Timeout = {Timeout}, MaxRetries = {MaxRetries}, RetryDelay = {RetryDelay}, MaxRetryDelay = {MaxRetryDelay}, MaxMessageBytes = {MaxMessageBytes}, ")
+        string.Create(CultureInfo.InvariantCulture, $"HyderClientSettings {{ Endpoint = {Endpoint}, Timeout = {Timeout}, MaxRetries = {MaxRetries}, RetryDelay = {RetryDelay}, MaxRetryDelay = {MaxRetryDelay}, MaxMessageBytes = {MaxMessageBytes}, ReadYourWrites = {ReadYourWrites}, ")
         + $"TrustedCertificateAuthorities = {(TrustedCertificateAuthorities is null ? "system" : string.Join("; ", TrustedCertificateAuthorities.Select(c => c.Subject)))}, "
         + $"ClientCertificate = {ClientCertificate?.Subject ?? "none"}, Token = {(Token is null ? "none" : "***")} }}";
 

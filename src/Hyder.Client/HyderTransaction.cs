@@ -142,6 +142,7 @@ public sealed class HyderTransaction : IAsyncDisposable
         var outcome = response.Outcome;
         _state = outcome.Status == V1.TransactionStatus.Committed ? State.Committed : State.Aborted;
         HyderClient.CountOutcome(outcome);
+        _client.Observe(outcome);
         await FinishAsync().ConfigureAwait(false);
         Wire.EnsureCommitted(outcome);
         return new CommitResult(outcome.Ordinal, outcome.SnapshotSequence, []);
@@ -180,7 +181,7 @@ public sealed class HyderTransaction : IAsyncDisposable
 
     internal static async Task<HyderTransaction> BeginAsync(HyderClient client, IsolationLevel isolation, CancellationToken cancellationToken)
     {
-        var begin = new V1.TransactRequest { Begin = new V1.BeginRequest { Isolation = Wire.ToMessage(isolation) } };
+        var begin = new V1.TransactRequest { Begin = new V1.BeginRequest { Isolation = Wire.ToMessage(isolation), MinOrdinal = client.MinOrdinal } };
         for (var attempt = 0; ; attempt++)
         {
             // The stream's deadline covers the transaction; the caller's token covers only the begin.
@@ -190,6 +191,7 @@ public sealed class HyderTransaction : IAsyncDisposable
             {
                 var response = await transaction.RoundTripAsync(begin, V1.TransactResponse.ResponseOneofCase.Begun, cancellationToken, attempt).ConfigureAwait(false);
                 transaction.SnapshotSequence = response.Begun.SnapshotSequence;
+                client.Session.Observe(transaction.SnapshotSequence);
                 return transaction;
             }
             catch (RetryBeginException)

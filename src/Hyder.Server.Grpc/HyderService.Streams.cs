@@ -30,6 +30,7 @@ public sealed partial class HyderService
             batchRows = DefaultScanBatchRows;
         }
 
+        await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
         var batchBytes = Math.Max(1, _limits.MaxMessageBytes / 2);
         var batch = new V1.ScanResponse();
         var bytes = 0;
@@ -85,7 +86,9 @@ public sealed partial class HyderService
                         throw Messages.Invalid($"the first message of Transact must be begin, not {Name(request.RequestCase)}");
                     }
 
-                    transaction = _engine.Begin(Messages.ToEngine(request.Begin.Isolation));
+                    var isolation = Messages.ToEngine(request.Begin.Isolation);
+                    await MeldedAtLeastAsync(request.Begin.MinOrdinal, cancellationToken).ConfigureAwait(false);
+                    transaction = _engine.Begin(isolation);
                     var begun = new V1.BeginResponse { SnapshotSequence = transaction.SnapshotSequence };
                     await responseStream.WriteAsync(new V1.TransactResponse { Begun = begun }).ConfigureAwait(false);
                     continue;

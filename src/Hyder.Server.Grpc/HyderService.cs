@@ -55,6 +55,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
 
         var isolation = Messages.ToEngine(request.Isolation);
         var operations = Messages.ToEngine(request.Operations, _limits);
+        await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
         var outcome = await _engine.ExecuteAsync(isolation, operations, cancellationToken).ConfigureAwait(false);
         var response = new V1.ExecuteResponse { Outcome = Messages.ToMessage(outcome) };
         if (outcome.Status == TransactionStatus.Committed)
@@ -92,6 +93,8 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         {
             operations[i] = Operation.Get(Messages.Key(request.Keys[i], _limits, $"keys[{i}]"));
         }
+
+        await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
 
         var outcome = await _engine.ExecuteAsync(TreeIsolation.SnapshotIsolation, operations, cancellationToken).ConfigureAwait(false);
         if (outcome.Status != TransactionStatus.Committed)

@@ -85,6 +85,14 @@ public sealed class ServerOptions
     /// <summary>Log positions kept below the checkpoint a trim keeps, for servers that are behind it.</summary>
     public long TrimMargin { get; set; }
 
+    /// <summary>
+    /// How long a request carrying "at least ordinal N" (<c>min_ordinal</c>, docs/api.md "Read your
+    /// writes") waits for this server to meld N before it is refused with Unavailable; the call's
+    /// deadline ends the wait sooner. Default 5 s: a server that far behind is better left for
+    /// another (the client retries Unavailable for reads and begins).
+    /// </summary>
+    public TimeSpan OrdinalWaitTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
     /// <summary>Start from the latest checkpoint in the log (false: replay the whole log).</summary>
     public bool RecoverFromCheckpoint { get; set; } = true;
 

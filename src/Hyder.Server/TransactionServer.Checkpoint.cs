@@ -233,6 +233,13 @@ public sealed partial class TransactionServer
     /// <inheritdoc/>
     public async ValueTask<StateHash> GetStateHashAsync(long atLeastOrdinal = 0, CancellationToken cancellationToken = default)
     {
+        if (!_cooperative && _ordinalWaiters.Reached < atLeastOrdinal)
+        {
+            // No limit of the server's own: the caller's deadline ends the wait.
+            ThrowIfStopping();
+            await WaitForMeldedSlowAsync(atLeastOrdinal, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
+        }
+
         while (_pipeline.LastMelded < atLeastOrdinal)
         {
             ThrowIfStopping();

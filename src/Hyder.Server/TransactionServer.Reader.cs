@@ -595,6 +595,7 @@ public sealed partial class TransactionServer
     /// <summary>Cooperative mode: completes the outcomes final meld reached during the last submit, in ordinal order.</summary>
     private void DeliverOutcomes()
     {
+        AnnounceCooperativeMelded();
         if (_melded.Count == 0)
         {
             return;

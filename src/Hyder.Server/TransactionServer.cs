@@ -115,6 +115,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             RequireValidated = true,
             Threading = options.Cooperative ? new PipelineThreading { Cooperative = true } : options.Threading,
         });
+        _ordinalWaiters = new OrdinalWaiters(_pipeline.LastMelded, asynchronousContinuations: !options.Cooperative);
     }
 
     /// <summary>The cluster's settings, as the log's first record states them.</summary>
@@ -309,6 +310,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _window.Advance(ordinal, current);
         _stateAdded.Signal();
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
+        AnnounceMelded(ordinal);
         // Control records are rare: the final-meld thread looks them up only while one is pending
         // (a ConcurrentDictionary removal takes a bucket lock even when the key is absent).
         if (Volatile.Read(ref _pendingControl) == 0 || !_controlOrdinals.TryRemove(ordinal, out _))
@@ -393,6 +395,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
 
         DeliverOutcomes();
+        _ordinalWaiters.Stop(new EngineException(EngineErrorCode.Unavailable, $"server {_options.ServerId} is stopping"));
 
         foreach (var p in _localByNonce.Values.Concat(_localByOrdinal.OfType<PendingTransaction>()))
         {

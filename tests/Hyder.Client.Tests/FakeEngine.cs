@@ -142,6 +142,22 @@ internal sealed class FakeEngine : ITransactionEngine
         }
     }
 
+    /// <summary>The non-zero <c>min_ordinal</c>s requests carried, in order (the service asks the engine only for those).</summary>
+    public System.Collections.Concurrent.ConcurrentQueue<long> MinOrdinals { get; } = new();
+
+    /// <summary>Everything appended is melded at once here: an ordinal beyond the last one is refused with Unavailable.</summary>
+    public ValueTask WaitForMeldedAsync(long ordinal, CancellationToken cancellationToken = default)
+    {
+        ThrowIfFailing();
+        MinOrdinals.Enqueue(ordinal);
+        lock (_lock)
+        {
+            return _database.LastAppended >= ordinal
+                ? default
+                : throw new EngineException(EngineErrorCode.Unavailable, $"the fake engine has melded up to #{_database.LastAppended}, not #{ordinal}");
+        }
+    }
+
     public ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default)
     {
         ThrowIfFailing();

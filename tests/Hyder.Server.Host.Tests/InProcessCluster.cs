@@ -24,7 +24,8 @@ internal sealed class InProcessCluster : IAsyncDisposable
 
     public IReadOnlyList<Uri> Addresses => _nodes.Select(n => n.Rpc.Address).ToArray();
 
-    public static async Task<InProcessCluster> StartAsync(int servers, ClusterSettings settings)
+    /// <summary>Starts <paramref name="servers"/> servers; <paramref name="configure"/> may change each one's options (by index from 0).</summary>
+    public static async Task<InProcessCluster> StartAsync(int servers, ClusterSettings settings, Action<int, ServerOptions>? configure = null)
     {
         var cluster = new InProcessCluster(await EmbeddedLog.OpenAsync(new EmbeddedLogOptions()));
         try
@@ -61,6 +62,7 @@ internal sealed class InProcessCluster : IAsyncDisposable
             foreach (var hub in hubs)
             {
                 var options = new ServerOptions { ServerId = hub.Options.ServerId, Cluster = settings, MaxInFlight = 64 };
+                configure?.Invoke(cluster._nodes.Count, options);
                 var server = await TransactionServer.StartAsync(cluster._log, options, new BroadcastHubAdapter(hub));
                 var rpc = await HyderGrpcServer.StartAsync(server, new GrpcServerOptions { MaxMessageBytes = options.Limits.MaxMessageBytes });
                 cluster._nodes.Add((hub, server, rpc));

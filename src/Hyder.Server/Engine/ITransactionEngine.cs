@@ -42,6 +42,15 @@ public interface ITransactionEngine
     /// </summary>
     ValueTask<StateHash> GetStateHashAsync(long atLeastOrdinal = 0, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Completes once this engine has melded at least <paramref name="ordinal"/>, so that every
+    /// snapshot taken afterwards includes it (a client's "at least ordinal N" token, docs/api.md
+    /// "Read your writes"). Completes at once when it is melded already. Fails with
+    /// <see cref="EngineErrorCode.Unavailable"/> when the engine's own wait limit passes first or
+    /// it stops; cancelled by the token (the call's deadline).
+    /// </summary>
+    ValueTask WaitForMeldedAsync(long ordinal, CancellationToken cancellationToken = default);
+
     /// <summary>Writes a checkpoint (admin); returns the ordinal it restarts after.</summary>
     ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default);
 }

@@ -35,6 +35,8 @@ internal sealed class FakeEngine : ITransactionEngine
     public ValueTask<StateHash> GetStateHashAsync(long atLeastOrdinal = 0, CancellationToken cancellationToken = default) =>
         ValueTask.FromResult(new StateHash(atLeastOrdinal, atLeastOrdinal, 42));
 
+    public ValueTask WaitForMeldedAsync(long ordinal, CancellationToken cancellationToken = default) => default;
+
     public ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default) => ValueTask.FromResult(5L);
 
     private static OperationResult Result(Operation operation) => operation.Kind switch
