@@ -229,7 +229,19 @@ public sealed class HyderTransaction : IAsyncDisposable
 
         try
         {
-            await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
+            try
+            {
+                await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.Cancelled && !cancellationToken.IsCancellationRequested)
+            {
+                // The server may end the call before the request is written (an interceptor refuses
+                // it: UNAUTHENTICATED, PERMISSION_DENIED); the write then only sees a cancelled
+                // stream. The call's own status, read from the response, says why.
+                await _call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false);
+                throw;
+            }
+
             if (!await _call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false))
             {
                 throw new HyderException(StatusCode.Internal, "The server ended the transaction without an answer.");
