@@ -3,6 +3,7 @@ using Hyder.Log;
 using Hyder.Log.Client;
 using Hyder.Log.Embedded;
 using Hyder.Log.Layout;
+using Hyder.Log.Transport;
 using Hyder.Server.Broadcast;
 using Hyder.Server.Grpc;
 using Microsoft.Extensions.Hosting;

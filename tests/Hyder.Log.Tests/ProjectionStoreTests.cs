@@ -1,4 +1,5 @@
 using Hyder.Log.Layout;
+using Hyder.Log.Transport;
 using Xunit;
 
 namespace Hyder.Log.Tests;

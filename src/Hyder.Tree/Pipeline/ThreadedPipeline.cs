@@ -29,8 +29,9 @@ public enum PipelineStage
 /// group-meld thread takes premeld's results in log order and pairs 2k − 1 with 2k; final meld
 /// takes one unit per ordinal (a group intention covers two). A stage whose input is not ready
 /// spins a few rounds, then blocks until the stage that makes its input signals it
-/// (<see cref="StageSignal"/>): on a small machine the stages outnumber the cores, pure spinning
-/// would starve the stage it waits for, and an idle server must use no CPU. Busy-spinning
+/// (<see cref="StageSignal"/>): where the stage threads outnumber the cores, a spinning waiter holds
+/// the core its producer needs (docs/benchmarks/server.md, "The hot path", measures the waits on the
+/// 2-core EPYC VM described there), and an idle server must use no CPU. Busy-spinning
 /// (Hyder II §5.2) is for machines with a core per stage to spare (<see cref="SpinPolicy"/>).</para>
 /// <para>Hand-offs are single-producer, single-consumer slots: a value, then a volatile write of
 /// its ordinal. The state after ordinal m is pinned by final meld and released by the premeld of

@@ -1,12 +1,17 @@
-using Hyder.Log.Transport;
+using Hyder.Log.Layout;
 
-namespace Hyder.Log.Layout;
+namespace Hyder.Log.Transport;
 
 /// <summary>
 /// Opens a projection store from a one-line specification, as operators write it:
 /// <c>file:DIR</c> (one machine), <c>etcd:http://127.0.0.1:2379</c> (a cluster), or
 /// <c>tcp:127.0.0.1:7100</c> (a log host running <c>--role projection</c>).
 /// </summary>
+/// <remarks>
+/// It lives beside <see cref="RemoteProjectionStore"/> rather than in <c>Hyder.Log.Layout</c>
+/// because it creates one: Transport depends on Layout (the projections it carries), and Layout
+/// depends on no transport (tests/Hyder.Log.Tests/LayoutNamespaceTests.cs checks it).
+/// </remarks>
 public static class ProjectionStoreSpec
 {
     /// <summary>
