@@ -96,6 +96,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _time = options.TimeProvider ?? TimeProvider.System;
         _cooperative = options.Cooperative;
         _broadcast = broadcast;
+
+        // A peer's block wakes the reader waiting at the tail, instead of its next poll.
+        broadcast?.OnReceived(WakeReader);
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
         _window = new StateWindow(db, settings.StateWindow);

@@ -29,6 +29,39 @@ public sealed class BroadcastHubAdapterTests
     }
 
     [Fact]
+    public async Task EveryArrivingBlockCallsTheReceiverAfterItCanBeTaken()
+    {
+        await using var a = await StartHub("a");
+        await using var b = await StartHub("b");
+        await ConnectAll(a, b);
+        var sender = new BroadcastHubAdapter(a);
+        IIntentionBroadcast receiver = new BroadcastHubAdapter(b);
+        var calls = 0;
+        var takeable = 0;
+        receiver.OnReceived(() =>
+        {
+            // Called after the cache holds the block: a woken reader finds it.
+            if (b.CachedBlocks > 0)
+            {
+                Interlocked.Increment(ref takeable);
+            }
+
+            Interlocked.Increment(ref calls);
+        });
+
+        for (var p = 1; p <= 5; p++)
+        {
+            sender.Publish(p, Block(p, 256));
+        }
+
+        await WaitUntil(() => Volatile.Read(ref calls) == 5, "five calls");
+        Assert.Equal(5, b.Counters.Received);
+        Assert.Equal(5, Volatile.Read(ref takeable));
+        Assert.True(receiver.TryTake(5, out var five));
+        Assert.Equal(Block(5, 256), five);
+    }
+
+    [Fact]
     public async Task DiscardBelowDropsCachedBlocksAndPublishAfterDisposeIsIgnored()
     {
         await using var a = await StartHub("a");

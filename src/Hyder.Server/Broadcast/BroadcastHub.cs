@@ -31,6 +31,7 @@ public sealed partial class BroadcastHub : IAsyncDisposable
     private Socket? _listener;
     private long _sequence;
     private int _disposed;
+    private Action? _received;
 
     // Counters, updated with Interlocked; read through Counters.
     internal long PublishedCount;
@@ -224,11 +225,25 @@ public sealed partial class BroadcastHub : IAsyncDisposable
         _stopping.Dispose();
     }
 
+    /// <summary>
+    /// Adds <paramref name="received"/> to what runs after each block that arrives is in the cache
+    /// (on the inbound connection's thread: it must be quick and never block).
+    /// </summary>
+    public void OnReceived(Action received)
+    {
+        ArgumentNullException.ThrowIfNull(received);
+        lock (_linksLock)
+        {
+            _received += received;
+        }
+    }
+
     /// <summary>Called by inbound connections with a block that passed its checks.</summary>
     internal void Deliver(long position, in ReadOnlySequence<byte> block)
     {
         Interlocked.Increment(ref ReceivedCount);
         _cache.Add(position, block);
+        Volatile.Read(ref _received)?.Invoke();
     }
 
     private void Track(Task task)

@@ -59,6 +59,9 @@ public sealed class BroadcastHubAdapter : IIntentionBroadcast
     /// <inheritdoc />
     public void DiscardBelow(long position) => _hub.DiscardBelow(position);
 
+    /// <inheritdoc />
+    public void OnReceived(Action received) => _hub.OnReceived(received);
+
     /// <summary>Writes into one array of the size first asked for; a second request starts over with a copy.</summary>
     private sealed class ExactWriter : IBufferWriter<byte>
     {

@@ -15,4 +15,11 @@ public interface IIntentionBroadcast
 
     /// <summary>Forgets everything below <paramref name="position"/> (the reader has passed it).</summary>
     void DiscardBelow(long position);
+
+    /// <summary>
+    /// Calls <paramref name="received"/> each time a peer's block arrives, on the receiving
+    /// connection's thread, after the block can be taken: the log reader waiting at the tail
+    /// wakes at once instead of at its next poll. It must return quickly and never block.
+    /// </summary>
+    void OnReceived(Action received);
 }
