@@ -47,6 +47,12 @@ public sealed partial class TransactionServer
     /// <summary>The reader's poll period at the tail of a quiet log (a local append wakes it at once).</summary>
     private const int QuietPollMs = 20;
 
+    /// <summary>
+    /// The same with intention broadcast: a peer's block wakes the reader at once, so the poll only
+    /// catches what broadcast lost (a peer not connected, a full queue) and can be rarer.
+    /// </summary>
+    private const int QuietPollWithBroadcastMs = 100;
+
     /// <summary>Cooperative mode: the pool intentions are deserialized into on the reader's thread.</summary>
     private NodePool? _inlinePool;
 
@@ -129,8 +135,9 @@ public sealed partial class TransactionServer
     /// <summary>
     /// The reader at the tail: threaded on the system clock, it waits 1 ms while this server has
     /// transactions in flight or the log was busy in the last <see cref="s_quietAfter"/>, else
-    /// <see cref="QuietPollMs"/>, and an executor's append wakes it at once; an idle server polls
-    /// its log 50 times a second. Cooperative or on another clock, it pauses 1 ms on that clock.
+    /// <see cref="QuietPollMs"/> (<see cref="QuietPollWithBroadcastMs"/> with broadcast), and an
+    /// executor's append or a peer's broadcast block wakes it at once; an idle server polls its log
+    /// 50 (10) times a second. Cooperative or on another clock, it pauses 1 ms on that clock.
     /// </summary>
     private async Task WaitAtTailAsync(long idleSince, CancellationToken ct)
     {
@@ -140,7 +147,7 @@ public sealed partial class TransactionServer
             return;
         }
 
-        var pause = InFlight > 0 || _time.GetElapsedTime(idleSince) < s_quietAfter ? 1 : QuietPollMs;
+        var pause = InFlight > 0 || _time.GetElapsedTime(idleSince) < s_quietAfter ? 1 : _broadcast is null ? QuietPollMs : QuietPollWithBroadcastMs;
         Volatile.Write(ref _readerWaiting, 1);
         try
         {
