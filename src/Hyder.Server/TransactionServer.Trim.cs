@@ -26,6 +26,9 @@ public sealed partial class TransactionServer
     /// <summary>The trim mark this server last issued (0: none).</summary>
     public long TrimmedBelow => Interlocked.Read(ref _trimmedBelow);
 
+    /// <summary>The log position of the checkpoint's final block this server started from (null: it replayed the log from its first record).</summary>
+    public long? StartedFromCheckpoint { get; private set; }
+
     /// <summary>
     /// The trim rule, from the log alone: the mark may go up to the lowest position the
     /// <paramref name="keepCheckpoints"/> latest self-contained checkpoints (by final block) need
@@ -91,6 +94,7 @@ public sealed partial class TransactionServer
             return;
         }
 
+        StartedFromCheckpoint = restart.Position;
         _lastBarrierPosition = restart.Info.ResumePosition - 1;
         if (restart.SelfContained)
         {
@@ -132,10 +136,12 @@ public sealed partial class TransactionServer
             _checkpointsSeen.Add((position, f.NeedsFrom));
         }
 
+        // A cooperative server starts the trim inline: it runs until its first log call and goes
+        // on where that call completes (the stepping thread), like the reader.
         var keep = _options.TrimKeepCheckpoints;
-        if (keep > 0 && !_cooperative && Interlocked.Exchange(ref _policyTrimRunning, 1) == 0)
+        if (keep > 0 && Interlocked.Exchange(ref _policyTrimRunning, 1) == 0)
         {
-            _ = Task.Run(() => PolicyTrimAsync(keep));
+            _ = _cooperative ? PolicyTrimAsync(keep) : Task.Run(() => PolicyTrimAsync(keep));
         }
     }
 

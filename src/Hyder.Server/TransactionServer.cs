@@ -308,7 +308,13 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     {
         _window.Advance(ordinal, current);
         _stateAdded.Signal();
-        _options.MeldedHook?.Invoke(ordinal, outcome, current);
+        // Not the drain of a disposed server's pipeline: it melds the unpaired first ordinal of a
+        // group meld alone, a state no running server has.
+        if (Volatile.Read(ref _disposed) == 0)
+        {
+            _options.MeldedHook?.Invoke(ordinal, outcome, current);
+        }
+
         // Control records are rare: the final-meld thread looks them up only while one is pending
         // (a ConcurrentDictionary removal takes a bucket lock even when the key is absent).
         if (Volatile.Read(ref _pendingControl) == 0 || !_controlOrdinals.TryRemove(ordinal, out _))

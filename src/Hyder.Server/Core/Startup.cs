@@ -150,7 +150,11 @@ internal static class Startup
     }
 
     /// <summary>The latest checkpoint in the log (scanning back from the tail), loaded; null when there is none.</summary>
-    /// <remarks><paramref name="inline"/>: load the checkpoint on the calling thread (a cooperative server) rather than on the thread pool.</remarks>
+    /// <remarks>
+    /// A format-4 checkpoint loads asynchronously, so a cooperative server (the simulation's, on
+    /// one thread) starts from one too; <paramref name="inline"/>: load a format-3 checkpoint,
+    /// whose reads block, on the calling thread rather than on the thread pool.
+    /// </remarks>
     public static async Task<Restart?> FindCheckpointAsync(ISharedLog log, long settingsPosition, ILogger logger, bool inline, CancellationToken cancellationToken)
     {
         var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
@@ -176,9 +180,7 @@ internal static class Startup
             var final = buffer.AsSpan(0, read.Length).ToArray();
             try
             {
-                var (root, metadata) = inline
-                    ? Blocks.LoadCheckpoint(final, source)
-                    : await Task.Run(() => Blocks.LoadCheckpoint(final, source), cancellationToken).ConfigureAwait(false);
+                var (root, metadata) = await Blocks.LoadCheckpointAsync(final, source, inline, cancellationToken).ConfigureAwait(false);
                 return new Restart(p, root, CheckpointInfo.Decode(metadata)) { SelfContained = final[4] == BlockFormat.CheckpointVersion };
             }
             catch (Exception e) when (e is FormatException or Tree.Serialization.IntentionFormatException or SharedLogException)

@@ -195,6 +195,17 @@ internal sealed partial class SimCluster
             Scheduler.After(FaultLength(), () => disk.SlowSync = TimeSpan.Zero);
         }
 
+        if (r.NextDouble() < f.Trim)
+        {
+            // The administrator's trim, by the rule, through a serving server (keeping 1 or 2 checkpoints).
+            var serving = _servers.Values.Where(s => s?.Server is not null).Select(s => s!).ToList();
+            if (serving.Count > 0)
+            {
+                var keep = 1 + r.Next(2);
+                _ = Pick(serving).AdminTrimAsync(keep);
+            }
+        }
+
         if (r.NextDouble() < f.SlowMeld)
         {
             var name = Pick(_servers.Keys.ToList());
@@ -287,7 +298,7 @@ internal sealed partial class SimCluster
 
         // Every acknowledged append reads back with the same bytes through a fresh client.
         var buffer = new byte[Options.BlockSize];
-        foreach (var (address, block) in Invariants.Acked.OrderBy(a => a.Key))
+        foreach (var (address, block) in Invariants.Acked.Where(a => a.Key >= Invariants.TrimmedBelow).OrderBy(a => a.Key))
         {
             var read = await reader.ReadAsync(address, buffer);
             if (read.Kind != LogEntryKind.Data || !buffer.AsSpan(0, read.Length).SequenceEqual(block))
@@ -297,6 +308,6 @@ internal sealed partial class SimCluster
             }
         }
 
-        Trace.Add($"settled at tail @{tail}: {live.Count} servers at #{live[0].Melded}, state {live[0].StateHash:x16}; {Invariants.Acked.Count} acknowledged blocks read back");
+        Trace.Add($"settled at tail @{tail}: {live.Count} servers at #{live[0].Melded}, state {live[0].StateHash:x16}; {Invariants.Acked.Count(a => a.Key >= Invariants.TrimmedBelow)} acknowledged blocks read back (trimmed below @{Invariants.TrimmedBelow})");
     }
 }

@@ -97,10 +97,18 @@ internal sealed class SimLog(SimCluster cluster, string server, LogClient inner)
         return inner.TrimAsync(address, CancellationToken.None);
     }
 
-    public ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default)
+    public async ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default)
     {
         ThrowIfHalted();
-        return inner.PrefixTrimAsync(before, CancellationToken.None);
+
+        // Issued: some units may trim even if the call fails, so the invariants excuse the range
+        // from now on.
+        cluster.Invariants.TrimIssued(before);
+        cluster.Trace.Add($"{server} trims below @{before}");
+        await inner.PrefixTrimAsync(before, CancellationToken.None);
+        cluster.Stats.Trims++;
+        cluster.Trace.Add($"{server} trimmed below @{before}");
+        ThrowIfHalted();
     }
 
     public async ValueTask<long> TailAsync(CancellationToken cancellationToken = default)

@@ -40,7 +40,7 @@ public sealed record SimOptions
     public TextWriter? Output { get; init; }
 
     /// <summary>Each server asks for a checkpoint every this many ordinals (0: never), so barriers and checkpoint writes run.</summary>
-    public long CheckpointEvery { get; init; } = 40;
+    public long CheckpointEvery { get; init; } = 10;
 
     /// <summary>Each server appends a flush intention every this many ordinals (0: never).</summary>
     public long FlushEvery { get; init; } = 50;
