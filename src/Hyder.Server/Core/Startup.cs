@@ -180,6 +180,14 @@ internal static class Startup
             var final = buffer.AsSpan(0, read.Length).ToArray();
             try
             {
+                if (await NeedsTrimmedAsync(log, final, buffer, cancellationToken).ConfigureAwait(false) is { } needs)
+                {
+                    // A checkpoint of an earlier barrier that finished after the one the trim
+                    // kept: an older checkpoint above the mark is still a valid start.
+                    logger.CheckpointUnreadable(p, $"it needs log position @{needs}, which the log has trimmed");
+                    continue;
+                }
+
                 var (root, metadata) = await Blocks.LoadCheckpointAsync(final, source, inline, cancellationToken).ConfigureAwait(false);
                 return new Restart(p, root, CheckpointInfo.Decode(metadata)) { SelfContained = final[4] == BlockFormat.CheckpointVersion };
             }
@@ -190,5 +198,25 @@ internal static class Startup
         }
 
         return null;
+    }
+
+    /// <summary>The lowest position a format-4 checkpoint needs, if the log has trimmed it (null: not trimmed, or format 3).</summary>
+    private static async Task<long?> NeedsTrimmedAsync(ISharedLog log, byte[] final, byte[] buffer, CancellationToken cancellationToken)
+    {
+        if (final.Length <= 4 || final[4] != BlockFormat.CheckpointVersion)
+        {
+            return null;
+        }
+
+        var needs = CheckpointReader.ReadFinal(final).NeedsFrom;
+        try
+        {
+            await log.ReadAsync(needs, buffer, cancellationToken).ConfigureAwait(false);
+            return null;
+        }
+        catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
+        {
+            return needs;
+        }
     }
 }
