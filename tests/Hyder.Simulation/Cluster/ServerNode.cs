@@ -96,7 +96,7 @@ internal sealed class ServerNode
                 _cluster.BehindTrim(Name);
             }
 
-            _cluster.ServerFailed(this);
+            _cluster.ServerFailed(this, e.Message);
             return;
         }
         catch (Exception e)
@@ -146,12 +146,12 @@ internal sealed class ServerNode
                 _cluster.Trace.Add($"{Name} behind the trim: {failure.Message}");
                 _cluster.Stats.BehindTrim++;
                 _cluster.BehindTrim(Name);
-                _cluster.ServerFailed(this);
+                _cluster.ServerFailed(this, failure.Message);
             }
             else if (IsLogFailure(failure))
             {
                 _cluster.Trace.Add($"{Name} reader failed: {failure.Message}");
-                _cluster.ServerFailed(this);
+                _cluster.ServerFailed(this, failure.Message);
             }
             else
             {

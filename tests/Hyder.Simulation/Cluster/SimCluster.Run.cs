@@ -278,7 +278,9 @@ internal sealed partial class SimCluster
             return;
         }
 
-        var behind = _servers.Values.Where(s => s is null || s.NextPosition <= lastAcked).Select(s => s?.Name ?? "?").ToList();
+        var behind = _servers.Where(s => s.Value is null || s.Value.NextPosition <= lastAcked)
+            .Select(s => $"{s.Key}{(s.Value?.Server is null ? " (not serving)" : "")}{(LastFailures.TryGetValue(s.Key, out var why) ? " (last failure: " + why + ")" : "")}")
+            .ToList();
         if (behind.Count > 0)
         {
             Violation($"no progress: {string.Join(", ", behind)} did not pass the last acknowledged block @{lastAcked} (tail @{tail}) within 60 s of virtual time after the faults stopped");

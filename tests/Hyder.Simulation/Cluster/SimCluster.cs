@@ -237,11 +237,15 @@ internal sealed partial class SimCluster
         Trace.Add($"{name} crashed at ordinal #{server.Melded}");
     }
 
-    /// <summary>A server whose reader gave up: restart it, as a supervisor would.</summary>
-    public void ServerFailed(ServerNode server)
+    /// <summary>Why each server last failed (for the no-progress message).</summary>
+    public Dictionary<string, string> LastFailures { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>A server whose reader gave up (or that could not start): restart it, as a supervisor would.</summary>
+    public void ServerFailed(ServerNode server, string why)
     {
         if (_servers[server.Name] == server)
         {
+            LastFailures[server.Name] = why;
             CrashServer(server.Name);
             Scheduler.After(TimeSpan.FromMilliseconds(50), () => _ = RestartServerAsync(server.Name));
         }

@@ -100,6 +100,7 @@ internal sealed class SimLog(SimCluster cluster, string server, LogClient inner)
     public async ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default)
     {
         ThrowIfHalted();
+        before += cluster.Options.PlantTrimBeyondRule;
 
         // Issued: some units may trim even if the call fails, so the invariants excuse the range
         // from now on.
