@@ -86,6 +86,40 @@ public sealed partial class TransactionServer
         return mark;
     }
 
+    /// <summary>
+    /// The admin command's trim (<see cref="Engine.ITransactionEngine.TrimLogAsync"/>): as
+    /// <see cref="TrimAsync"/>, but a count out of range or more checkpoints than this server knows
+    /// are refused with a reason instead of trimming nothing.
+    /// </summary>
+    public async ValueTask<long> TrimLogAsync(int keepCheckpoints, CancellationToken cancellationToken = default)
+    {
+        if (keepCheckpoints is < 1 or > Engine.ITransactionEngine.MaxTrimKeepCheckpoints)
+        {
+            throw new Engine.EngineException(Engine.EngineErrorCode.InvalidArgument, $"a trim keeps 1 to {Engine.ITransactionEngine.MaxTrimKeepCheckpoints} checkpoints, not {keepCheckpoints}");
+        }
+
+        ThrowIfStopping();
+        if (TrimMark(keepCheckpoints) is null)
+        {
+            int known;
+            lock (_trimLock)
+            {
+                known = _checkpointsSeen.Count;
+            }
+
+            throw new Engine.EngineException(Engine.EngineErrorCode.FailedPrecondition, $"server {_options.ServerId} knows {known} self-contained checkpoint(s) above the trim, and the trim keeps the latest {keepCheckpoints}: write a checkpoint first (the Checkpoint call) or keep fewer");
+        }
+
+        try
+        {
+            return await TrimAsync(keepCheckpoints, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedLogException e)
+        {
+            throw new Engine.EngineException(Engine.EngineErrorCode.Unavailable, $"the log did not take the trim: {e.Message}");
+        }
+    }
+
     /// <summary>A restarted server knows the checkpoint it started from, and the barrier marker position the part rule needs.</summary>
     private void StartedFrom(Startup.Restart? restart)
     {
