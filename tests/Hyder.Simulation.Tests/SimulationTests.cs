@@ -34,6 +34,8 @@ public sealed class SimulationTests(ITestOutputHelper output)
         var trims = 0;
         var checkpointRestarts = 0;
         var behindTrim = 0;
+        var crashesDuringCheckpointWrite = 0;
+        var crashesDuringTrim = 0;
         for (var seed = 1; seed <= 200; seed++)
         {
             var result = RunAndReport(new SimOptions { Seed = seed, Faults = FaultProfile.Default });
@@ -44,13 +46,15 @@ public sealed class SimulationTests(ITestOutputHelper output)
             trims += result.Stats.Trims;
             checkpointRestarts += result.Stats.CheckpointRestarts;
             behindTrim += result.Stats.BehindTrim;
+            crashesDuringCheckpointWrite += result.Stats.CrashesDuringCheckpointWrite;
+            crashesDuringTrim += result.Stats.CrashesDuringTrim;
             if (!result.Passed)
             {
                 failures.Add(result.Describe());
             }
         }
 
-        output.WriteLine($"200 seeds: {committed} transactions committed, {crashes} crashes ({serverCrashes} of TransactionServers), {checkpoints} checkpoints written, {trims} trims, {checkpointRestarts} restarts from a checkpoint, {behindTrim} servers behind the trim");
+        output.WriteLine($"200 seeds: {committed} transactions committed, {crashes} crashes ({serverCrashes} of TransactionServers), {checkpoints} checkpoints written, {trims} trims, {checkpointRestarts} restarts from a checkpoint, {behindTrim} servers behind the trim, {crashesDuringCheckpointWrite} server crashes during a checkpoint write, {crashesDuringTrim} during a trim");
         Assert.Empty(failures);
 
         // Not vacuous: the runs committed work and met faults.
@@ -61,6 +65,8 @@ public sealed class SimulationTests(ITestOutputHelper output)
         Assert.True(trims > 500, $"only {trims} trims");
         Assert.True(checkpointRestarts > 50, $"only {checkpointRestarts} restarts from a checkpoint");
         Assert.True(behindTrim > 10, $"only {behindTrim} servers behind the trim");
+        Assert.True(crashesDuringCheckpointWrite > 0, "no server crashed during a checkpoint write");
+        Assert.True(crashesDuringTrim > 0, "no server crashed during a trim");
     }
 
     [Fact]

@@ -124,7 +124,7 @@ internal sealed class ServerNode
     {
         // No cancellation and no DisposeAsync: a crashed process does not clean up. Its log fails
         // every call from now on, so its reader and maintenance loops end at their next step.
-        _log.Halted = true;
+        _log.Halt();
         _crashed.TrySetResult();
     }
 

@@ -392,6 +392,12 @@ public sealed class SimStats
     /// <summary>Servers stopped because they had to read a trimmed position (restarted from a checkpoint).</summary>
     public int BehindTrim { get; set; }
 
+    /// <summary>Servers that crashed between their first checkpoint part and its final block.</summary>
+    public int CrashesDuringCheckpointWrite { get; set; }
+
+    /// <summary>Servers that crashed while a prefix trim of theirs was on its way to the units.</summary>
+    public int CrashesDuringTrim { get; set; }
+
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     public void Add(SimStats other)
     {
@@ -416,9 +422,11 @@ public sealed class SimStats
         Trims += other.Trims;
         CheckpointRestarts += other.CheckpointRestarts;
         BehindTrim += other.BehindTrim;
+        CrashesDuringCheckpointWrite += other.CrashesDuringCheckpointWrite;
+        CrashesDuringTrim += other.CrashesDuringTrim;
     }
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}, trims {Trims}, restarts from a checkpoint {CheckpointRestarts}, behind the trim {BehindTrim}";
+        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}, trims {Trims}, restarts from a checkpoint {CheckpointRestarts}, behind the trim {BehindTrim}; crashes during a checkpoint write {CrashesDuringCheckpointWrite}, during a trim {CrashesDuringTrim}";
 }
