@@ -308,8 +308,8 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     {
         _window.Advance(ordinal, current);
         _stateAdded.Signal();
-        // Not the drain of a disposed server's pipeline: it melds the unpaired first ordinal of a
-        // group meld alone, a state no running server has.
+        // Not during a disposed server's drain: the pipeline may meld the unpaired first ordinal
+        // of a group meld alone there, a state no running server reaches.
         if (Volatile.Read(ref _disposed) == 0)
         {
             _options.MeldedHook?.Invoke(ordinal, outcome, current);
