@@ -246,6 +246,13 @@ public sealed partial class HyderClient : IAsyncDisposable
     public async Task<long> CheckpointAsync(CancellationToken cancellationToken = default) =>
         (await UnaryAsync((r, o) => Stub.CheckpointAsync(r, o), new V1.CheckpointRequest(), retry: false, cancellationToken).ConfigureAwait(false)).Ordinal;
 
+    /// <summary>Asks the server to trim the shared log now by the trim rule (admin; docs/server.md, "Trimming the log").</summary>
+    /// <param name="keepCheckpoints">Keep the latest this many self-contained checkpoints (at least 1).</param>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <returns>The position the log is trimmed below.</returns>
+    public async Task<long> TrimAsync(int keepCheckpoints = 1, CancellationToken cancellationToken = default) =>
+        (await UnaryAsync((r, o) => Stub.TrimAsync(r, o), new V1.TrimRequest { KeepCheckpoints = keepCheckpoints }, retry: false, cancellationToken).ConfigureAwait(false)).TrimmedBelow;
+
     /// <summary>Closes the connections of the client's own channel (not those of a stub it was given).</summary>
     /// <returns>A completed task.</returns>
     public ValueTask DisposeAsync()

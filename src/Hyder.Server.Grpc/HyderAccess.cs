@@ -26,6 +26,7 @@ public static class HyderAccess
 
         // Operations on the server itself.
         ["Checkpoint"] = ClientRole.Admin,
+        ["Trim"] = ClientRole.Admin,
     }.ToFrozenDictionary(StringComparer.Ordinal);
 
     private static readonly FrozenDictionary<string, ClientRole> s_byFullName = V1.Hyder.Descriptor.Methods.ToFrozenDictionary(

@@ -170,6 +170,23 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         return new V1.CheckpointResponse { Ordinal = ordinal };
     }
 
+    /// <summary>Trims the shared log now by the trim rule (admin).</summary>
+    /// <param name="request">How many of the latest checkpoints to keep (0: 1).</param>
+    /// <param name="context">The call.</param>
+    /// <returns>The position the log is trimmed below.</returns>
+    public override async Task<V1.TrimResponse> Trim(V1.TrimRequest request, ServerCallContext context)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(context);
+        if (request.KeepCheckpoints is < 0 or > ITransactionEngine.MaxTrimKeepCheckpoints)
+        {
+            throw Messages.Invalid($"keep_checkpoints is {request.KeepCheckpoints}; it must be 1 to {ITransactionEngine.MaxTrimKeepCheckpoints} (0: 1)");
+        }
+
+        var mark = await _engine.TrimLogAsync(Math.Max(1, request.KeepCheckpoints), context.CancellationToken).ConfigureAwait(false);
+        return new V1.TrimResponse { TrimmedBelow = mark };
+    }
+
     /// <summary>PERMISSION_DENIED for a write by a caller below the writer role.</summary>
     private static void CheckWrite(CallerIdentity caller, V1.Operation operation)
     {

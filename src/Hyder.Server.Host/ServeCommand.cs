@@ -168,6 +168,7 @@ internal static class ServeCommand
         root.Options.Add(s_certificateRoles);
         root.Options.Add(s_allowPlaintext);
         root.Subcommands.Add(KeysCommand.Create());
+        root.Subcommands.Add(TrimCommand.Create());
         root.Options.Add(s_service);
         root.SetAction(RunAsync);
         return root;

@@ -96,7 +96,7 @@ public sealed class ServerOptions
     /// <summary>Start from the latest checkpoint in the log (false: replay the whole log).</summary>
     public bool RecoverFromCheckpoint { get; set; } = true;
 
-    /// <summary>Tests: called on the final-meld thread after each ordinal, from the first one on.</summary>
+    /// <summary>Tests: called on the final-meld thread after each ordinal, from the first one on (not for the lone meld of an unpaired group-meld ordinal when a disposed server drains its pipeline).</summary>
     internal Action<long, Tree.Meld.MeldOutcome, Tree.DatabaseState>? MeldedHook { get; set; }
 
     /// <summary>Tests: called on the executor with each intention it built, before it is validated and appended.</summary>

@@ -26,6 +26,9 @@ public sealed partial class TransactionServer
     /// <summary>The trim mark this server last issued (0: none).</summary>
     public long TrimmedBelow => Interlocked.Read(ref _trimmedBelow);
 
+    /// <summary>The log position of the checkpoint's final block this server started from (null: it replayed the log from its first record).</summary>
+    public long? StartedFromCheckpoint { get; private set; }
+
     /// <summary>
     /// The trim rule, from the log alone: the mark may go up to the lowest position the
     /// <paramref name="keepCheckpoints"/> latest self-contained checkpoints (by final block) need
@@ -83,6 +86,40 @@ public sealed partial class TransactionServer
         return mark;
     }
 
+    /// <summary>
+    /// The admin command's trim (<see cref="Engine.ITransactionEngine.TrimLogAsync"/>): as
+    /// <see cref="TrimAsync"/>, but a count out of range or more checkpoints than this server knows
+    /// are refused with a reason instead of trimming nothing.
+    /// </summary>
+    public async ValueTask<long> TrimLogAsync(int keepCheckpoints, CancellationToken cancellationToken = default)
+    {
+        if (keepCheckpoints is < 1 or > Engine.ITransactionEngine.MaxTrimKeepCheckpoints)
+        {
+            throw new Engine.EngineException(Engine.EngineErrorCode.InvalidArgument, $"a trim keeps 1 to {Engine.ITransactionEngine.MaxTrimKeepCheckpoints} checkpoints, not {keepCheckpoints}");
+        }
+
+        ThrowIfStopping();
+        if (TrimMark(keepCheckpoints) is null)
+        {
+            int known;
+            lock (_trimLock)
+            {
+                known = _checkpointsSeen.Count;
+            }
+
+            throw new Engine.EngineException(Engine.EngineErrorCode.FailedPrecondition, $"server {_options.ServerId} knows {known} self-contained checkpoint(s) above the trim, and the trim keeps the latest {keepCheckpoints}: write a checkpoint first (the Checkpoint call) or keep fewer");
+        }
+
+        try
+        {
+            return await TrimAsync(keepCheckpoints, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedLogException e)
+        {
+            throw new Engine.EngineException(Engine.EngineErrorCode.Unavailable, $"the log did not take the trim: {e.Message}");
+        }
+    }
+
     /// <summary>A restarted server knows the checkpoint it started from, and the barrier marker position the part rule needs.</summary>
     private void StartedFrom(Startup.Restart? restart)
     {
@@ -91,6 +128,7 @@ public sealed partial class TransactionServer
             return;
         }
 
+        StartedFromCheckpoint = restart.Position;
         _lastBarrierPosition = restart.Info.ResumePosition - 1;
         if (restart.SelfContained)
         {
@@ -132,10 +170,12 @@ public sealed partial class TransactionServer
             _checkpointsSeen.Add((position, f.NeedsFrom));
         }
 
+        // A cooperative server starts the trim inline: it runs until its first log call and goes
+        // on where that call completes (the stepping thread), like the reader.
         var keep = _options.TrimKeepCheckpoints;
-        if (keep > 0 && !_cooperative && Interlocked.Exchange(ref _policyTrimRunning, 1) == 0)
+        if (keep > 0 && Interlocked.Exchange(ref _policyTrimRunning, 1) == 0)
         {
-            _ = Task.Run(() => PolicyTrimAsync(keep));
+            _ = _cooperative ? PolicyTrimAsync(keep) : Task.Run(() => PolicyTrimAsync(keep));
         }
     }
 

@@ -310,6 +310,15 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// <summary>Called on the final-meld thread after each ordinal.</summary>
     private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)
     {
+        // A disposed server's pipeline drains what it was given: with group meld it melds the
+        // first ordinal of a pair whose partner never came alone, a decision and a state the log
+        // has not made (the partner may still share its fate). Nobody is told of it: a waiting
+        // transaction's outcome is unknown, and the hook does not see the state.
+        if (Volatile.Read(ref _disposed) != 0 && _settings.GroupMeld && ordinal % 2 == 1 && ordinal == Volatile.Read(ref _ordinal))
+        {
+            return;
+        }
+
         _window.Advance(ordinal, current);
         _stateAdded.Signal();
         _options.MeldedHook?.Invoke(ordinal, outcome, current);

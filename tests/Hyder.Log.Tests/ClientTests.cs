@@ -351,6 +351,84 @@ public sealed class ClientTests
         Assert.Equal(new byte[] { 1, 2, 3 }, buffer[..3]);
     }
 
+    /// <summary>
+    /// A prefix trim whose issuer gave up (crashed) after some units took it: every read below the
+    /// mark answers Trimmed or the block's own bytes — never other bytes, never a hole — every read
+    /// above it the block; issued again, the trim completes everywhere, and an older mark changes
+    /// nothing.
+    /// </summary>
+    [Fact]
+    public async Task APrefixTrimCutShortLeavesEveryReadCorrectAndCompletesWhenIssuedAgain()
+    {
+        var connector = new InProcessConnector();
+        var names = new[] { "a-head", "a-tail", "b-head", "b-tail" };
+        var units = names.Select(_ => LogUnit.Open(new LogUnitOptions { BlockSize = 64 })).ToArray();
+        var switchable = units.Select(u => new SwitchableUnit(u)).ToArray();
+        try
+        {
+            connector.Add("s", new Sequencer());
+            for (var i = 0; i < names.Length; i++)
+            {
+                connector.Add(names[i], switchable[i]);
+            }
+
+            var store = new MemoryProjectionStore();
+            await new LogAdmin(store, connector).BootstrapAsync(new Projection
+            {
+                Epoch = 1, BlockSize = 64, Sequencer = "s",
+                Ranges = [new LayoutRange { Start = 0, Chains = [["a-head", "a-tail"], ["b-head", "b-tail"]] }],
+            });
+            await using var client = await LogClient.ConnectAsync(store, connector, new LogClientOptions { OperationTimeout = TimeSpan.FromMilliseconds(300) });
+            for (var i = 0; i < 40; i++)
+            {
+                Assert.Equal(i, await client.AppendAsync(Block(i)));
+            }
+
+            // The last unit is down: the trim reaches the others, then its issuer gives up.
+            switchable[3].Down = true;
+            await Assert.ThrowsAsync<SharedLogException>(async () => await client.PrefixTrimAsync(20));
+            switchable[3].Down = false;
+            Assert.Equal(LogStatus.Trimmed, (await units[0].ReadAsync(1, 0, new byte[64])).Status);
+            Assert.Equal(LogStatus.Ok, (await units[3].ReadAsync(1, 1, new byte[64])).Status);
+
+            async Task CheckReadsAsync(bool complete)
+            {
+                var buffer = new byte[64];
+                for (var p = 0; p < 40; p++)
+                {
+                    LogRead read;
+                    try
+                    {
+                        read = await client.ReadAsync(p, buffer);
+                    }
+                    catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
+                    {
+                        Assert.True(p < 20, $"@{p} above the mark answered Trimmed");
+                        continue;
+                    }
+
+                    Assert.False(complete && p < 20, $"@{p} below the completed trim answered {read.Kind}");
+                    Assert.Equal(LogEntryKind.Data, read.Kind);
+                    Assert.Equal(Block(p), buffer);
+                }
+            }
+
+            await CheckReadsAsync(complete: false);
+            await client.PrefixTrimAsync(20);
+            await CheckReadsAsync(complete: true);
+            await client.PrefixTrimAsync(10);
+            await CheckReadsAsync(complete: true);
+            Assert.Equal(40, await client.AppendAsync(Block(40)));
+        }
+        finally
+        {
+            foreach (var unit in units)
+            {
+                unit.Dispose();
+            }
+        }
+    }
+
     /// <summary>A unit whose process can be taken down: every call then fails as unreachable (connection refused).</summary>
     private sealed class SwitchableUnit(ILogUnit inner) : ILogUnit
     {

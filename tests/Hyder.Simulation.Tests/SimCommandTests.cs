@@ -48,6 +48,7 @@ public sealed class SimCommandTests
         Assert.Contains("3 seeds passed (10..12) with faults 'default'", output);
         Assert.Contains("totals: txns ok", output);
         Assert.Matches(@"per seed: \d+ transactions committed, \d+ ordinals melded", output);
+        Assert.Matches(@"trims: [\d.]+ per seed \(in \d of 3 seeds\); restarts from a checkpoint: [\d.]+ per seed \(in \d\); servers behind the trim: [\d.]+ per seed \(in \d\)", output);
 
         // Every failed attempt is counted under one cause, and the causes add up to the total.
         var failed = int.Parse(Regex.Match(output, @"totals: txns ok \d+ / fail (\d+)").Groups[1].Value, CultureInfo.InvariantCulture);

@@ -31,6 +31,11 @@ public sealed class SimulationTests(ITestOutputHelper output)
         var crashes = 0;
         var serverCrashes = 0;
         var checkpoints = 0;
+        var trims = 0;
+        var checkpointRestarts = 0;
+        var behindTrim = 0;
+        var crashesDuringCheckpointWrite = 0;
+        var crashesDuringTrim = 0;
         for (var seed = 1; seed <= 200; seed++)
         {
             var result = RunAndReport(new SimOptions { Seed = seed, Faults = FaultProfile.Default });
@@ -38,20 +43,30 @@ public sealed class SimulationTests(ITestOutputHelper output)
             crashes += result.Stats.UnitCrashes + result.Stats.ServerCrashes + result.Stats.SequencerCrashes;
             serverCrashes += result.Stats.ServerCrashes;
             checkpoints += result.Stats.CheckpointsWritten;
+            trims += result.Stats.Trims;
+            checkpointRestarts += result.Stats.CheckpointRestarts;
+            behindTrim += result.Stats.BehindTrim;
+            crashesDuringCheckpointWrite += result.Stats.CrashesDuringCheckpointWrite;
+            crashesDuringTrim += result.Stats.CrashesDuringTrim;
             if (!result.Passed)
             {
                 failures.Add(result.Describe());
             }
         }
 
-        output.WriteLine($"200 seeds: {committed} transactions committed, {crashes} crashes ({serverCrashes} of TransactionServers), {checkpoints} checkpoints written");
+        output.WriteLine($"200 seeds: {committed} transactions committed, {crashes} crashes ({serverCrashes} of TransactionServers), {checkpoints} checkpoints written, {trims} trims, {checkpointRestarts} restarts from a checkpoint, {behindTrim} servers behind the trim, {crashesDuringCheckpointWrite} server crashes during a checkpoint write, {crashesDuringTrim} during a trim");
         Assert.Empty(failures);
 
         // Not vacuous: the runs committed work and met faults.
-        Assert.True(committed > 200 * 20, $"only {committed} commits");
+        Assert.True(committed > 200 * 15, $"only {committed} commits");
         Assert.True(crashes > 50, $"only {crashes} crashes");
         Assert.True(serverCrashes > 50, $"only {serverCrashes} server crashes");
-        Assert.True(checkpoints > 0, "no server wrote a checkpoint");
+        Assert.True(checkpoints > 500, $"only {checkpoints} checkpoints written");
+        Assert.True(trims > 500, $"only {trims} trims");
+        Assert.True(checkpointRestarts > 50, $"only {checkpointRestarts} restarts from a checkpoint");
+        Assert.True(behindTrim > 10, $"only {behindTrim} servers behind the trim");
+        Assert.True(crashesDuringCheckpointWrite > 0, "no server crashed during a checkpoint write");
+        Assert.True(crashesDuringTrim > 0, "no server crashed during a trim");
     }
 
     [Fact]
@@ -122,6 +137,35 @@ public sealed class SimulationTests(ITestOutputHelper output)
         Assert.True(caught >= 5, $"caught in only {caught} of 10 seeds");
         Assert.Contains("replay: sim --seed", example);
         Assert.Contains("acknowledged", example);
+    }
+
+    [Fact]
+    public void TrimmingPastTheRuleIsCaught()
+    {
+        // The planted bug: every trim removes 30 positions more than the rule allows, past the
+        // resume position of every checkpoint; a server that restarts (or lags) then finds no
+        // checkpoint to start from.
+        var caught = 0;
+        string? example = null;
+        for (var seed = 1; seed <= 10; seed++)
+        {
+            var result = Simulation.Run(new SimOptions
+            {
+                Seed = seed,
+                Faults = FaultProfile.Crash with { CrashServer = 0.3 },
+                PlantTrimBeyondRule = 30,
+            });
+            if (!result.Passed)
+            {
+                caught++;
+                example ??= result.Describe();
+            }
+        }
+
+        output.WriteLine($"caught in {caught} of 10 seeds; e.g. {example}");
+        Assert.True(caught >= 5, $"caught in only {caught} of 10 seeds");
+        Assert.Contains("replay: sim --seed", example);
+        Assert.Contains("checkpoint", example);
     }
 
     [Fact]

@@ -79,11 +79,15 @@ internal static class SimCommand
         var stopAt = minutes > 0 ? TimeSpan.FromMinutes(minutes) : TimeSpan.MaxValue;
         var ran = 0L;
         var totals = new SimStats();
+        int seedsTrimmed = 0, seedsRestartedFromCheckpoint = 0, seedsBehindTrim = 0;
         for (var s = start; (seeds == 0 || s < start + seeds) && clock.Elapsed < stopAt; s++)
         {
             var result = Simulation.Run(Options(s, verbose: false));
             ran++;
             totals.Add(result.Stats);
+            seedsTrimmed += result.Stats.Trims > 0 ? 1 : 0;
+            seedsRestartedFromCheckpoint += result.Stats.CheckpointRestarts > 0 ? 1 : 0;
+            seedsBehindTrim += result.Stats.BehindTrim > 0 ? 1 : 0;
             if (!result.Passed)
             {
                 output.WriteLine(result.Describe());
@@ -105,6 +109,10 @@ internal static class SimCommand
         output.WriteLine($"{ran} seeds passed ({start}..{start + ran - 1}) with faults '{faults.Name}' in {clock.Elapsed.TotalSeconds:F1} s");
         output.WriteLine($"totals: {totals}");
         output.WriteLine($"per seed: {(double)totals.Committed / ran:F0} transactions committed, {(double)totals.Ordinals / ran:F0} ordinals melded");
+        output.WriteLine(
+            $"trims: {(double)totals.Trims / ran:F1} per seed (in {seedsTrimmed} of {ran} seeds); "
+            + $"restarts from a checkpoint: {(double)totals.CheckpointRestarts / ran:F2} per seed (in {seedsRestartedFromCheckpoint}); "
+            + $"servers behind the trim: {(double)totals.BehindTrim / ran:F2} per seed (in {seedsBehindTrim})");
         output.WriteLine("failed attempts by cause:");
         foreach (var (cause, count) in totals.FailCauses.OrderByDescending(c => c.Value).ThenBy(c => c.Key, StringComparer.Ordinal))
         {

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Tree;
@@ -30,18 +31,26 @@ internal static class Blocks
 
     /// <summary>
     /// Loads the checkpoint whose final block is <paramref name="final"/>: format 4 from its own
-    /// parts alone (read from the log between its first and last part), format 3 with its
-    /// persistent nodes' keys and payloads from the intentions in the log.
+    /// parts alone, read from the log between its first and last part one block at a time without
+    /// blocking the caller (<see cref="CheckpointReader.LoadAsync"/>); format 3 with its persistent
+    /// nodes' keys and payloads from the intentions in the log, through the blocking
+    /// <see cref="LogNodeSource"/> (on the thread pool unless <paramref name="inline"/>).
     /// </summary>
-    public static (Node? Root, byte[] Metadata) LoadCheckpoint(byte[] final, LogNodeSource source)
+    public static async Task<(Node? Root, byte[] Metadata)> LoadCheckpointAsync(byte[] final, LogNodeSource source, bool inline, CancellationToken cancellationToken)
     {
         if (BlockHeader.TryParse(final, out var header, out _) && header.Version == BlockFormat.CheckpointVersion)
         {
             var f = CheckpointReader.ReadFinal(final);
-            var state = CheckpointReader.Load(final, source.ReadRange(f.FirstPart, f.LastPart), new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity), out var meta);
-            return (state, meta);
+            return await CheckpointReader.LoadAsync(final, source.ReadRangeAsync(f.FirstPart, f.LastPart, cancellationToken), new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity), cancellationToken).ConfigureAwait(false);
         }
 
+        return inline
+            ? LoadFormat3(final, source)
+            : await Task.Run(() => LoadFormat3(final, source), cancellationToken).ConfigureAwait(false);
+    }
+
+    private static (Node? Root, byte[] Metadata) LoadFormat3(byte[] final, LogNodeSource source)
+    {
         BlockAssembly.OpenFinal(final, BlockKind.Checkpoint, "checkpoint", out _, out var positions);
         var parts = source.ReadParts(positions);
         var root = CheckpointDecoder.Load(final, parts, source, new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity), out var metadata);
@@ -70,13 +79,13 @@ internal sealed class LogNodeSource(ISharedLog log) : IPersistentNodeSource
         return parts;
     }
 
-    /// <summary>The data blocks at positions <paramref name="first"/> to <paramref name="last"/>, in order, read one at a time (fills and holes left out).</summary>
-    public IEnumerable<ReadOnlyMemory<byte>> ReadRange(long first, long last)
+    /// <summary>The data blocks at positions <paramref name="first"/> to <paramref name="last"/>, in order, read one at a time (fills and holes left out; each valid until the next is asked for).</summary>
+    public async IAsyncEnumerable<ReadOnlyMemory<byte>> ReadRangeAsync(long first, long last, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         var buffer = new byte[log.BlockSize];
         for (var p = first; p <= last; p++)
         {
-            var read = log.ReadAsync(p, buffer).AsTask().GetAwaiter().GetResult();
+            var read = await log.ReadAsync(p, buffer, cancellationToken).ConfigureAwait(false);
             if (read.Kind == LogEntryKind.Data)
             {
                 yield return buffer.AsMemory(0, read.Length);

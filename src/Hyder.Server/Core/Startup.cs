@@ -150,7 +150,11 @@ internal static class Startup
     }
 
     /// <summary>The latest checkpoint in the log (scanning back from the tail), loaded; null when there is none.</summary>
-    /// <remarks><paramref name="inline"/>: load the checkpoint on the calling thread (a cooperative server) rather than on the thread pool.</remarks>
+    /// <remarks>
+    /// A format-4 checkpoint loads asynchronously, so a cooperative server (the simulation's, on
+    /// one thread) starts from one too; <paramref name="inline"/>: load a format-3 checkpoint,
+    /// whose reads block, on the calling thread rather than on the thread pool.
+    /// </remarks>
     public static async Task<Restart?> FindCheckpointAsync(ISharedLog log, long settingsPosition, ILogger logger, bool inline, CancellationToken cancellationToken)
     {
         var tail = await log.TailAsync(cancellationToken).ConfigureAwait(false);
@@ -176,9 +180,15 @@ internal static class Startup
             var final = buffer.AsSpan(0, read.Length).ToArray();
             try
             {
-                var (root, metadata) = inline
-                    ? Blocks.LoadCheckpoint(final, source)
-                    : await Task.Run(() => Blocks.LoadCheckpoint(final, source), cancellationToken).ConfigureAwait(false);
+                if (await NeedsTrimmedAsync(log, final, buffer, cancellationToken).ConfigureAwait(false) is { } needs)
+                {
+                    // A checkpoint of an earlier barrier that finished after the one the trim
+                    // kept: an older checkpoint above the mark is still a valid start.
+                    logger.CheckpointUnreadable(p, $"it needs log position @{needs}, which the log has trimmed");
+                    continue;
+                }
+
+                var (root, metadata) = await Blocks.LoadCheckpointAsync(final, source, inline, cancellationToken).ConfigureAwait(false);
                 return new Restart(p, root, CheckpointInfo.Decode(metadata)) { SelfContained = final[4] == BlockFormat.CheckpointVersion };
             }
             catch (Exception e) when (e is FormatException or Tree.Serialization.IntentionFormatException or SharedLogException)
@@ -188,5 +198,25 @@ internal static class Startup
         }
 
         return null;
+    }
+
+    /// <summary>The lowest position a format-4 checkpoint needs, if the log has trimmed it (null: not trimmed, or format 3).</summary>
+    private static async Task<long?> NeedsTrimmedAsync(ISharedLog log, byte[] final, byte[] buffer, CancellationToken cancellationToken)
+    {
+        if (final.Length <= 4 || final[4] != BlockFormat.CheckpointVersion)
+        {
+            return null;
+        }
+
+        var needs = CheckpointReader.ReadFinal(final).NeedsFrom;
+        try
+        {
+            await log.ReadAsync(needs, buffer, cancellationToken).ConfigureAwait(false);
+            return null;
+        }
+        catch (SharedLogException e) when (e.Status == LogStatus.Trimmed)
+        {
+            return needs;
+        }
     }
 }

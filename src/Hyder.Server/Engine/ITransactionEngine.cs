@@ -53,6 +53,20 @@ public interface ITransactionEngine
 
     /// <summary>Writes a checkpoint (admin); returns the ordinal it restarts after.</summary>
     ValueTask<long> CheckpointAsync(CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Trims the shared log now by the trim rule, keeping the latest
+    /// <paramref name="keepCheckpoints"/> self-contained checkpoints (admin; docs/server.md,
+    /// "Trimming the log"); returns the position the log is trimmed below.
+    /// <see cref="EngineErrorCode.InvalidArgument"/> for a count outside 1..<see cref="MaxTrimKeepCheckpoints"/>,
+    /// <see cref="EngineErrorCode.FailedPrecondition"/> while the server knows fewer checkpoints
+    /// (and for an engine without a shared log).
+    /// </summary>
+    ValueTask<long> TrimLogAsync(int keepCheckpoints, CancellationToken cancellationToken = default) =>
+        throw new EngineException(EngineErrorCode.FailedPrecondition, "this engine has no shared log to trim");
+
+    /// <summary>The most checkpoints a trim may be asked to keep.</summary>
+    const int MaxTrimKeepCheckpoints = 1 << 20;
 }
 
 /// <summary>An interactive transaction: operations on one snapshot, then commit or abort.</summary>

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Hyder.Tree.Memory;
 
@@ -73,23 +74,48 @@ public static class CheckpointReader
         ArgumentNullException.ThrowIfNull(blocks);
         ArgumentNullException.ThrowIfNull(pool);
         var final = ReadFinal(finalBlock);
-        using var feed = new PartFeed(blocks.GetEnumerator(), final);
-        var section = feed.Record("header section");
-        var hr = new ByteReader(section, $"{Label}, header section");
-        var table = NodeCodec.ReadPositionTable(ref hr);
-        metadata = hr.Bytes("metadata");
-        if (hr.Int("node count", int.MaxValue) != final.NodeCount)
-        {
-            hr.Fail("the node count differs from the final block's");
-        }
 
-        hr.ExpectEnd();
+        // The enumerator answers synchronously, so the shared loader completes without waiting.
+        var load = LoadCoreAsync(final, new SyncBlocks(blocks.GetEnumerator()), pool);
+        Debug.Assert(load.IsCompleted, "a load over synchronous blocks completes synchronously");
+        (var root, metadata) = load.GetAwaiter().GetResult();
+        return root;
+    }
+
+    /// <summary>
+    /// Loads the checkpoint's state from blocks that arrive asynchronously (read from the log one
+    /// at a time), holding one part and one record at a time besides the nodes it builds; the
+    /// caller's thread is never blocked on a read (a cooperative server loads on its only thread).
+    /// </summary>
+    /// <param name="finalBlock">The checkpoint's final block.</param>
+    /// <param name="blocks">The log's blocks at positions <see cref="CheckpointFinal.FirstPart"/> to <see cref="CheckpointFinal.LastPart"/>, in order (holes and fills left out).</param>
+    /// <param name="pool">Where nodes come from.</param>
+    /// <param name="cancellationToken">Stops the enumeration of <paramref name="blocks"/>.</param>
+    /// <returns>The root (null for an empty state) and the server's opaque bytes stored with the checkpoint.</returns>
+    public static async Task<(Node? Root, byte[] Metadata)> LoadAsync(ReadOnlyMemory<byte> finalBlock, IAsyncEnumerable<ReadOnlyMemory<byte>> blocks, NodePool pool, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(blocks);
+        ArgumentNullException.ThrowIfNull(pool);
+        var final = ReadFinal(finalBlock.Span);
+        return await LoadCoreAsync(final, blocks.GetAsyncEnumerator(cancellationToken), pool).ConfigureAwait(false);
+    }
+
+    private static async ValueTask<(Node? Root, byte[] Metadata)> LoadCoreAsync(CheckpointFinal final, IAsyncEnumerator<ReadOnlyMemory<byte>> blocks, NodePool pool)
+    {
+        await using var feed = new PartFeed(blocks, final);
+        var (table, metadata) = ReadHeaderSection(await feed.RecordAsync("header section").ConfigureAwait(false), final);
         var lease = new NodePoolLease(pool);
         try
         {
-            var root = Link(feed, final.NodeCount, table, lease);
+            var linker = new Linker(table, lease);
+            for (var i = 0; i < final.NodeCount; i++)
+            {
+                linker.Add((await feed.RecordAsync("record").ConfigureAwait(false)).Span, i);
+            }
+
+            var root = linker.Root(final.NodeCount);
             feed.ExpectEnd();
-            return root;
+            return (root, metadata);
         }
         catch
         {
@@ -98,19 +124,34 @@ public static class CheckpointReader
         }
     }
 
-    private static Node? Link(PartFeed feed, int count, long[] table, NodePoolLease lease)
+    private static (long[] Table, byte[] Metadata) ReadHeaderSection(ReadOnlyMemory<byte> section, CheckpointFinal final)
+    {
+        var hr = new ByteReader(section.Span, $"{Label}, header section");
+        var table = NodeCodec.ReadPositionTable(ref hr);
+        var metadata = hr.Bytes("metadata");
+        if (hr.Int("node count", int.MaxValue) != final.NodeCount)
+        {
+            hr.Fail("the node count differs from the final block's");
+        }
+
+        hr.ExpectEnd();
+        return (table, metadata);
+    }
+
+    /// <summary>Links the records into the tree as they arrive (post order: children before their parent).</summary>
+    private sealed class Linker(long[] table, NodePoolLease lease)
     {
         // Sized as records arrive, not by the final block's count: a count the bytes cannot back
         // must not allocate (the stream ends first and the load fails).
-        var nodes = new List<Node>();
-        var minOf = new List<int>();
-        var maxOf = new List<int>();
-        var stack = new List<int>();
-        var depth = 0;
-        var versions = new HashSet<NodeVersion>();
-        for (var i = 0; i < count; i++)
+        private readonly List<Node> _nodes = [];
+        private readonly List<int> _minOf = [];
+        private readonly List<int> _maxOf = [];
+        private readonly List<int> _stack = [];
+        private readonly HashSet<NodeVersion> _versions = [];
+        private int _depth;
+
+        public void Add(ReadOnlySpan<byte> bytes, int i)
         {
-            var bytes = feed.Record("record");
             var r = new ByteReader(bytes, Label) { ItemKind = "node", Item = i };
             var flags = r.Byte("flags");
             if ((flags & ~(byte)NodeCodec.StoredFlags) != 0)
@@ -127,7 +168,7 @@ public static class CheckpointReader
 
             NodeCodec.CheckScvKind(ref r, shape);
             var vn = NodeCodec.ReadVersion(ref r, vnKind, table, "version");
-            if (!versions.Add(vn))
+            if (!_versions.Add(vn))
             {
                 r.Fail($"version {vn} is written twice");
             }
@@ -147,40 +188,57 @@ public static class CheckpointReader
             n.Flags = (NodeFlags)flags;
             NodeCodec.ReadMetadata(ref r, shape, table, n);
             r.ExpectEnd();
-            nodes.Add(n);
-            minOf.Add(i);
-            maxOf.Add(i);
-            CheckpointCodec.LinkChildren(ref r, n, i, shape, CollectionsMarshal.AsSpan(nodes), CollectionsMarshal.AsSpan(minOf), CollectionsMarshal.AsSpan(maxOf), CollectionsMarshal.AsSpan(stack), ref depth);
+            _nodes.Add(n);
+            _minOf.Add(i);
+            _maxOf.Add(i);
+            CheckpointCodec.LinkChildren(ref r, n, i, shape, CollectionsMarshal.AsSpan(_nodes), CollectionsMarshal.AsSpan(_minOf), CollectionsMarshal.AsSpan(_maxOf), CollectionsMarshal.AsSpan(_stack), ref _depth);
 
-            if (depth == stack.Count)
+            if (_depth == _stack.Count)
             {
-                stack.Add(i);
+                _stack.Add(i);
             }
             else
             {
-                stack[depth] = i;
+                _stack[_depth] = i;
             }
 
-            depth++;
+            _depth++;
         }
 
-        if (depth > 1)
+        public Node? Root(int count)
         {
-            throw new IntentionFormatException($"{Label}: {depth - 1} node(s) are not reachable from the root (node {stack[depth - 2]} has no parent)");
-        }
+            if (_depth > 1)
+            {
+                throw new IntentionFormatException($"{Label}: {_depth - 1} node(s) are not reachable from the root (node {_stack[_depth - 2]} has no parent)");
+            }
 
-        return count == 0 ? null : nodes[count - 1];
+            return count == 0 ? null : _nodes[count - 1];
+        }
+    }
+
+    /// <summary>Synchronous blocks as an asynchronous enumerator that always answers at once.</summary>
+    private sealed class SyncBlocks(IEnumerator<ReadOnlyMemory<byte>> inner) : IAsyncEnumerator<ReadOnlyMemory<byte>>
+    {
+        public ReadOnlyMemory<byte> Current => inner.Current;
+
+        public ValueTask<bool> MoveNextAsync() => ValueTask.FromResult(inner.MoveNext());
+
+        public ValueTask DisposeAsync()
+        {
+            inner.Dispose();
+            return ValueTask.CompletedTask;
+        }
     }
 
     /// <summary>The stream, part by part: the parts of this checkpoint among the blocks given, in chunk order.</summary>
-    private sealed class PartFeed(IEnumerator<ReadOnlyMemory<byte>> blocks, CheckpointFinal final) : IDisposable
+    private sealed class PartFeed(IAsyncEnumerator<ReadOnlyMemory<byte>> blocks, CheckpointFinal final) : IAsyncDisposable
     {
         private ReadOnlyMemory<byte> _data = ReadOnlyMemory<byte>.Empty;
         private int _next;
         private byte[] _record = new byte[256];
 
         /// <summary>The next length-prefixed record of the stream (valid until the next call).</summary>
-        public ReadOnlySpan<byte> Record(string what)
+        public async ValueTask<ReadOnlyMemory<byte>> RecordAsync(string what)
         {
             ulong length = 0;
             for (var shift = 0; ; shift += 7)
@@ -190,7 +248,13 @@ public static class CheckpointReader
                     Fail($"the length of a {what} is not a valid varint");
                 }
 
-                var b = NextByte(what);
+                while (_data.IsEmpty)
+                {
+                    await NextPartAsync(what).ConfigureAwait(false);
+                }
+
+                var b = _data.Span[0];
+                _data = _data[1..];
                 length |= (ulong)(b & 0x7F) << shift;
                 if (b < 0x80)
                 {
@@ -214,7 +278,7 @@ public static class CheckpointReader
             {
                 if (_data.IsEmpty)
                 {
-                    NextPart(what);
+                    await NextPartAsync(what).ConfigureAwait(false);
                 }
 
                 var take = Math.Min(n - at, _data.Length);
@@ -223,7 +287,7 @@ public static class CheckpointReader
                 at += take;
             }
 
-            return _record.AsSpan(0, n);
+            return _record.AsMemory(0, n);
         }
 
         public void ExpectEnd()
@@ -234,26 +298,14 @@ public static class CheckpointReader
             }
         }
 
-        private byte NextByte(string what)
-        {
-            while (_data.IsEmpty)
-            {
-                NextPart(what);
-            }
-
-            var b = _data.Span[0];
-            _data = _data[1..];
-            return b;
-        }
-
-        private void NextPart(string what)
+        private async ValueTask NextPartAsync(string what)
         {
             if (_next == final.PartCount)
             {
                 Fail($"the stream ends inside a {what} after all {final.PartCount} parts");
             }
 
-            while (blocks.MoveNext())
+            while (await blocks.MoveNextAsync().ConfigureAwait(false))
             {
                 var block = blocks.Current;
                 if (!BlockHeader.TryParse(block.Span, out var header, out _) || header.Kind != BlockKind.CheckpointPart || header.Version != BlockFormat.CheckpointVersion)
@@ -261,13 +313,11 @@ public static class CheckpointReader
                     continue;
                 }
 
-                var r = new ByteReader(block.Span[BlockFormat.HeaderSize..header.Length], $"{Label}, part {_next}");
-                if (r.Remaining < 9 || (long)r.U64("nonce") != final.Nonce)
+                if (!TryReadPartHeader(block.Span[BlockFormat.HeaderSize..header.Length], _next, final.Nonce, out var index, out var bodyAt))
                 {
                     continue;
                 }
 
-                var index = r.Varint("chunk index", int.MaxValue);
                 if (index < (ulong)_next)
                 {
                     // A second copy of a part already read (a retried append).
@@ -279,7 +329,7 @@ public static class CheckpointReader
                     Fail($"part {index} comes before part {_next} (missing or reordered)");
                 }
 
-                _data = block[(BlockFormat.HeaderSize + r.Position)..header.Length];
+                _data = block[(BlockFormat.HeaderSize + bodyAt)..header.Length];
                 _next++;
                 return;
             }
@@ -287,8 +337,24 @@ public static class CheckpointReader
             Fail($"the log holds {_next} of its {final.PartCount} parts between positions {final.FirstPart} and {final.LastPart}");
         }
 
+        /// <summary>A part's nonce and chunk index (false: another writer's block).</summary>
+        private static bool TryReadPartHeader(ReadOnlySpan<byte> body, int next, long nonce, out ulong index, out int bodyAt)
+        {
+            var r = new ByteReader(body, $"{Label}, part {next}");
+            index = 0;
+            bodyAt = 0;
+            if (r.Remaining < 9 || (long)r.U64("nonce") != nonce)
+            {
+                return false;
+            }
+
+            index = r.Varint("chunk index", int.MaxValue);
+            bodyAt = r.Position;
+            return true;
+        }
+
         private static void Fail(string what) => throw new IntentionFormatException($"{Label}: {what}");
 
-        public void Dispose() => blocks.Dispose();
+        public ValueTask DisposeAsync() => blocks.DisposeAsync();
     }
 }

@@ -66,6 +66,10 @@ public sealed class AccessTests : IAsyncLifetime
     [InlineData("writer", "TransactWrite", StatusCode.OK)]
     [InlineData("writer", "Checkpoint", StatusCode.PermissionDenied)]
     [InlineData("admin", "Checkpoint", StatusCode.OK)]
+    [InlineData("writer", "Trim", StatusCode.PermissionDenied)]
+
+    // Past the role check: the fake engine has no shared log to trim.
+    [InlineData("admin", "Trim", StatusCode.FailedPrecondition)]
     public async Task EachRoleMayCallWhatItsRoleAllowsAndNoMore(string? who, string call, StatusCode expected)
     {
         var token = who switch
@@ -83,6 +87,7 @@ public sealed class AccessTests : IAsyncLifetime
             "ExecuteWrite" => client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Get(key), HyderOperation.Add(key, 1)]),
             "TransactWrite" => client.ReadWriteAsync(tx => tx.DeleteAsync(key)),
             "Checkpoint" => client.CheckpointAsync(),
+            "Trim" => client.TrimAsync(),
             _ => throw new ArgumentOutOfRangeException(nameof(call)),
         };
         var actual = StatusCode.OK;

@@ -8,7 +8,8 @@ namespace Hyder.Simulation.Cluster;
 /// different blocks, and every acknowledged block stays on a replica of its chain with the same
 /// bytes (checked whenever a crash or a recovery changed a disk); every durable data-or-fill slot
 /// of an address holds the same thing on every replica and in every incarnation (write-once);
-/// no unit accepts a write or fill of an epoch older than its seal.
+/// no unit accepts a write or fill of an epoch older than its seal. Acknowledged blocks below the
+/// highest trim mark issued are excused: the trim rule, not the log, answers for them.
 /// </summary>
 internal sealed class Invariants(SimCluster cluster)
 {
@@ -16,6 +17,13 @@ internal sealed class Invariants(SimCluster cluster)
     private readonly Dictionary<long, byte[]> _acked = [];
     private readonly Dictionary<long, (SlotKind Kind, uint Crc, string Unit)> _written = [];
     private bool _disksChanged;
+    private long _trimmedBelow;
+
+    /// <summary>The highest prefix-trim mark any server issued: acknowledged blocks below it may be gone.</summary>
+    public long TrimmedBelow => _trimmedBelow;
+
+    /// <summary>A server asked the log to trim below <paramref name="before"/>.</summary>
+    public void TrimIssued(long before) => _trimmedBelow = Math.Max(_trimmedBelow, before);
 
     /// <summary>Acknowledged appends, by address.</summary>
     public IReadOnlyDictionary<long, byte[]> Acked => _acked;
@@ -92,6 +100,11 @@ internal sealed class Invariants(SimCluster cluster)
         var held = cluster.DurableBlocks();
         foreach (var (address, block) in _acked)
         {
+            if (address < _trimmedBelow)
+            {
+                continue;
+            }
+
             var chain = cluster.ChainOf(address);
             if (!chain.Any(u => held.TryGetValue((u, address), out var stored) && stored.AsSpan().SequenceEqual(block)))
             {

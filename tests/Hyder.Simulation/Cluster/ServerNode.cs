@@ -71,7 +71,8 @@ internal sealed class ServerNode
             MaxInFlight = 16,
             FlushEvery = _cluster.Options.FlushEvery,
             CheckpointEvery = _cluster.Options.CheckpointEvery,
-            RecoverFromCheckpoint = false,
+            RecoverFromCheckpoint = true,
+            TrimKeepCheckpoints = _cluster.TrimPolicy,
             MeldedHook = OnMelded,
         };
         TransactionServer server;
@@ -84,10 +85,18 @@ internal sealed class ServerNode
             _cluster.Trace.Add($"{Name} abandoned while starting ({e.GetType().Name})");
             return;
         }
-        catch (Exception e) when (IsLogFailure(e))
+        catch (Exception e) when (IsLogFailure(e) || IsBehindTrim(e) || (e is Hyder.Server.Cluster.ServerStartException && _cluster.Invariants.TrimmedBelow > 0))
         {
+            // A trim may pass a starting server (its checkpoint's parts, or the position it reads
+            // from, trimmed by a newer checkpoint's trim): it starts again, from the newer one.
             _cluster.Trace.Add($"{Name} start failed: {e.Message}");
-            _cluster.ServerFailed(this);
+            if (IsBehindTrim(e))
+            {
+                _cluster.Stats.BehindTrim++;
+                _cluster.BehindTrim(Name);
+            }
+
+            _cluster.ServerFailed(this, e.Message);
             return;
         }
         catch (Exception e)
@@ -102,7 +111,11 @@ internal sealed class ServerNode
         }
 
         _server = server;
-        _cluster.Trace.Add($"{Name} serving from @{server.ReadPosition} at #{server.LastMelded}");
+
+        // A server started from a checkpoint and with nothing to meld since stands at its barrier.
+        _melded = Math.Max(_melded, server.LastMelded);
+        _cluster.Trace.Add($"{Name} serving from @{server.ReadPosition} at #{server.LastMelded}{(server.StartedFromCheckpoint is { } at ? $" (started from the checkpoint @{at})" : "")}");
+        _cluster.Serving(this, server.StartedFromCheckpoint);
         await WatchAsync(server);
     }
 
@@ -111,7 +124,7 @@ internal sealed class ServerNode
     {
         // No cancellation and no DisposeAsync: a crashed process does not clean up. Its log fails
         // every call from now on, so its reader and maintenance loops end at their next step.
-        _log.Halted = true;
+        _log.Halt();
         _crashed.TrySetResult();
     }
 
@@ -126,10 +139,19 @@ internal sealed class ServerNode
                 continue;
             }
 
-            if (IsLogFailure(failure))
+            if (IsBehindTrim(failure))
+            {
+                // Behind the trim: the server stopped (it never waits on a trimmed position) and
+                // its next incarnation must start from a checkpoint.
+                _cluster.Trace.Add($"{Name} behind the trim: {failure.Message}");
+                _cluster.Stats.BehindTrim++;
+                _cluster.BehindTrim(Name);
+                _cluster.ServerFailed(this, failure.Message);
+            }
+            else if (IsLogFailure(failure))
             {
                 _cluster.Trace.Add($"{Name} reader failed: {failure.Message}");
-                _cluster.ServerFailed(this);
+                _cluster.ServerFailed(this, failure.Message);
             }
             else
             {
@@ -141,6 +163,27 @@ internal sealed class ServerNode
     }
 
     private static bool IsLogFailure(Exception e) => e is SharedLogException || e.InnerException is SharedLogException;
+
+    private static bool IsBehindTrim(Exception e) => e is TrimmedLogException || e.InnerException is TrimmedLogException;
+
+    /// <summary>The administrator's trim by the rule (keeping <paramref name="keep"/> checkpoints), through this server.</summary>
+    public async Task AdminTrimAsync(int keep)
+    {
+        if (_server is not { } server || _log.Halted)
+        {
+            return;
+        }
+
+        _cluster.Trace.Add($"{Name} admin trim keeping {keep}: mark {(server.TrimMark(keep) is { } mark ? "@" + mark : "none yet")}");
+        try
+        {
+            await server.TrimAsync(keep);
+        }
+        catch (Exception e) when (IsLogFailure(e) || e is EngineException)
+        {
+            _cluster.Trace.Add($"{Name} admin trim failed: {e.Message}");
+        }
+    }
 
     /// <summary>The server's final-meld hook: every ordinal's decision and state hash go to the invariants.</summary>
     private void OnMelded(long ordinal, MeldOutcome outcome, DatabaseState current)

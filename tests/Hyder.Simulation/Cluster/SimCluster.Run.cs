@@ -195,6 +195,17 @@ internal sealed partial class SimCluster
             Scheduler.After(FaultLength(), () => disk.SlowSync = TimeSpan.Zero);
         }
 
+        if (r.NextDouble() < f.Trim)
+        {
+            // The administrator's trim, by the rule, through a serving server (keeping 1 or 2 checkpoints).
+            var serving = _servers.Values.Where(s => s?.Server is not null).Select(s => s!).ToList();
+            if (serving.Count > 0)
+            {
+                var keep = 1 + r.Next(2);
+                _ = Pick(serving).AdminTrimAsync(keep);
+            }
+        }
+
         if (r.NextDouble() < f.SlowMeld)
         {
             var name = Pick(_servers.Keys.ToList());
@@ -267,7 +278,9 @@ internal sealed partial class SimCluster
             return;
         }
 
-        var behind = _servers.Values.Where(s => s is null || s.NextPosition <= lastAcked).Select(s => s?.Name ?? "?").ToList();
+        var behind = _servers.Where(s => s.Value is null || s.Value.NextPosition <= lastAcked)
+            .Select(s => $"{s.Key}{(s.Value?.Server is null ? " (not serving)" : "")}{(LastFailures.TryGetValue(s.Key, out var why) ? " (last failure: " + why + ")" : "")}")
+            .ToList();
         if (behind.Count > 0)
         {
             Violation($"no progress: {string.Join(", ", behind)} did not pass the last acknowledged block @{lastAcked} (tail @{tail}) within 60 s of virtual time after the faults stopped");
@@ -287,7 +300,7 @@ internal sealed partial class SimCluster
 
         // Every acknowledged append reads back with the same bytes through a fresh client.
         var buffer = new byte[Options.BlockSize];
-        foreach (var (address, block) in Invariants.Acked.OrderBy(a => a.Key))
+        foreach (var (address, block) in Invariants.Acked.Where(a => a.Key >= Invariants.TrimmedBelow).OrderBy(a => a.Key))
         {
             var read = await reader.ReadAsync(address, buffer);
             if (read.Kind != LogEntryKind.Data || !buffer.AsSpan(0, read.Length).SequenceEqual(block))
@@ -297,6 +310,6 @@ internal sealed partial class SimCluster
             }
         }
 
-        Trace.Add($"settled at tail @{tail}: {live.Count} servers at #{live[0].Melded}, state {live[0].StateHash:x16}; {Invariants.Acked.Count} acknowledged blocks read back");
+        Trace.Add($"settled at tail @{tail}: {live.Count} servers at #{live[0].Melded}, state {live[0].StateHash:x16}; {Invariants.Acked.Count(a => a.Key >= Invariants.TrimmedBelow)} acknowledged blocks read back (trimmed below @{Invariants.TrimmedBelow})");
     }
 }

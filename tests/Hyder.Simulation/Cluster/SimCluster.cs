@@ -29,6 +29,7 @@ internal sealed partial class SimCluster
     private readonly Dictionary<string, ServerNode?> _servers = new(StringComparer.Ordinal);
     private readonly Dictionary<string, TimeSpan> _meldStalls = new(StringComparer.Ordinal);
     private readonly PipelineOptions _pipeline;
+    private readonly HashSet<string> _behindTrim = new(StringComparer.Ordinal);
     private Sequencer? _sequencer;
     private bool _reconfiguring;
 
@@ -46,6 +47,9 @@ internal sealed partial class SimCluster
         var d = t == 0 ? 0 : 1 + Scheduler.Random.Next(3);
         var group = Scheduler.Random.Next(2) == 1;
         _pipeline = new PipelineOptions(t, d, group);
+
+        // The trim policy too: off, or every server trims whenever it reads a checkpoint, keeping 1 or 2.
+        TrimPolicy = Scheduler.Random.Next(3);
         Settings = new Hyder.Server.Cluster.ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = options.BlockSize };
         for (var c = 0; c < options.Chains; c++)
         {
@@ -88,6 +92,26 @@ internal sealed partial class SimCluster
     public string LastServerName => $"s{Options.Servers - 1}";
 
     public PipelineOptions Pipeline => _pipeline;
+
+    /// <summary>The servers' <c>TrimKeepCheckpoints</c> (0: no policy trims; the administrator's still run).</summary>
+    public int TrimPolicy { get; }
+
+    /// <summary>A server stopped because it had to read a trimmed position: its next incarnation must start from a checkpoint.</summary>
+    public void BehindTrim(string name) => _behindTrim.Add(name);
+
+    /// <summary>A server serves: one that was behind the trim must have started from a checkpoint.</summary>
+    public void Serving(ServerNode server, long? fromCheckpoint)
+    {
+        if (fromCheckpoint is not null)
+        {
+            Stats.CheckpointRestarts++;
+        }
+
+        if (_behindTrim.Remove(server.Name) && fromCheckpoint is null)
+        {
+            Violation($"{server.Name} was behind the trim, and its next incarnation serves without having started from a checkpoint");
+        }
+    }
 
     /// <summary>The cluster settings every server runs (the first one writes them as the log's first record).</summary>
     public Hyder.Server.Cluster.ClusterSettings Settings { get; }
@@ -146,7 +170,7 @@ internal sealed partial class SimCluster
             Ranges = [new LayoutRange { Start = 0, Chains = chains }],
         });
         // The first server to start writes the cluster settings at position 0 (TransactionServer.StartAsync).
-        Trace.Add($"bootstrapped: {Options.Chains} chain(s) of {Options.Replicas}, pipeline {_pipeline}");
+        Trace.Add($"bootstrapped: {Options.Chains} chain(s) of {Options.Replicas}, pipeline {_pipeline}, trim policy keeps {TrimPolicy} checkpoint(s)");
         foreach (var name in _servers.Keys.ToList())
         {
             await StartServerAsync(name);
@@ -213,11 +237,15 @@ internal sealed partial class SimCluster
         Trace.Add($"{name} crashed at ordinal #{server.Melded}");
     }
 
-    /// <summary>A server whose reader gave up: restart it, as a supervisor would.</summary>
-    public void ServerFailed(ServerNode server)
+    /// <summary>Why each server last failed (for the no-progress message).</summary>
+    public Dictionary<string, string> LastFailures { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>A server whose reader gave up (or that could not start): restart it, as a supervisor would.</summary>
+    public void ServerFailed(ServerNode server, string why)
     {
         if (_servers[server.Name] == server)
         {
+            LastFailures[server.Name] = why;
             CrashServer(server.Name);
             Scheduler.After(TimeSpan.FromMilliseconds(50), () => _ = RestartServerAsync(server.Name));
         }
@@ -355,6 +383,21 @@ public sealed class SimStats
     /// <summary>Checkpoints the servers wrote (their final blocks acknowledged).</summary>
     public int CheckpointsWritten { get; set; }
 
+    /// <summary>Prefix trims of the log that completed (by policy or by the administrator).</summary>
+    public int Trims { get; set; }
+
+    /// <summary>Servers that served after starting from a checkpoint (not replaying the log).</summary>
+    public int CheckpointRestarts { get; set; }
+
+    /// <summary>Servers stopped because they had to read a trimmed position (restarted from a checkpoint).</summary>
+    public int BehindTrim { get; set; }
+
+    /// <summary>Servers that crashed between their first checkpoint part and its final block.</summary>
+    public int CrashesDuringCheckpointWrite { get; set; }
+
+    /// <summary>Servers that crashed while a prefix trim of theirs was on its way to the units.</summary>
+    public int CrashesDuringTrim { get; set; }
+
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     public void Add(SimStats other)
     {
@@ -376,9 +419,14 @@ public sealed class SimStats
         CorruptSlots += other.CorruptSlots;
         Ordinals += other.Ordinals;
         CheckpointsWritten += other.CheckpointsWritten;
+        Trims += other.Trims;
+        CheckpointRestarts += other.CheckpointRestarts;
+        BehindTrim += other.BehindTrim;
+        CrashesDuringCheckpointWrite += other.CrashesDuringCheckpointWrite;
+        CrashesDuringTrim += other.CrashesDuringTrim;
     }
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}";
+        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}, trims {Trims}, restarts from a checkpoint {CheckpointRestarts}, behind the trim {BehindTrim}; crashes during a checkpoint write {CrashesDuringCheckpointWrite}, during a trim {CrashesDuringTrim}";
 }

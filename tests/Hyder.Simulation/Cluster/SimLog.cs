@@ -18,8 +18,33 @@ internal sealed class SimLog(SimCluster cluster, string server, LogClient inner)
     private readonly HashSet<long> _intentions = [];
     private long _skipped = -1;
 
+    private bool _writingCheckpoint;
+    private int _trimsInFlight;
+
     /// <summary>The incarnation crashed.</summary>
-    public bool Halted { get; set; }
+    public bool Halted { get; private set; }
+
+    /// <summary>The incarnation's process dies: every later call fails. A checkpoint write or a trim in flight is counted as interrupted.</summary>
+    public void Halt()
+    {
+        if (Halted)
+        {
+            return;
+        }
+
+        Halted = true;
+        if (_writingCheckpoint)
+        {
+            cluster.Stats.CrashesDuringCheckpointWrite++;
+            cluster.Trace.Add($"{server} crashed during a checkpoint write");
+        }
+
+        if (_trimsInFlight > 0)
+        {
+            cluster.Stats.CrashesDuringTrim++;
+            cluster.Trace.Add($"{server} crashed during a trim");
+        }
+    }
 
     public int BlockSize => inner.BlockSize;
 
@@ -27,12 +52,18 @@ internal sealed class SimLog(SimCluster cluster, string server, LogClient inner)
     {
         ThrowIfHalted();
         var bytes = block.ToArray();
+        if (BlockHeader.TryParse(bytes, out var part, out _) && part.Kind == BlockKind.CheckpointPart)
+        {
+            _writingCheckpoint = true;
+        }
+
         var address = await inner.AppendAsync(bytes, CancellationToken.None);
 
         // The log acknowledged it, whether or not the server still lives to hear it.
         cluster.Invariants.Acknowledged(server, address, bytes);
         if (BlockHeader.TryParse(bytes, out var header, out _) && header.Kind == BlockKind.Checkpoint)
         {
+            _writingCheckpoint = false;
             cluster.Stats.CheckpointsWritten++;
         }
 
@@ -97,10 +128,28 @@ internal sealed class SimLog(SimCluster cluster, string server, LogClient inner)
         return inner.TrimAsync(address, CancellationToken.None);
     }
 
-    public ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default)
+    public async ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default)
     {
         ThrowIfHalted();
-        return inner.PrefixTrimAsync(before, CancellationToken.None);
+        before += cluster.Options.PlantTrimBeyondRule;
+
+        // Issued: some units may trim even if the call fails, so the invariants excuse the range
+        // from now on.
+        cluster.Invariants.TrimIssued(before);
+        cluster.Trace.Add($"{server} trims below @{before}");
+        _trimsInFlight++;
+        try
+        {
+            await inner.PrefixTrimAsync(before, CancellationToken.None);
+        }
+        finally
+        {
+            _trimsInFlight--;
+        }
+
+        cluster.Stats.Trims++;
+        cluster.Trace.Add($"{server} trimmed below @{before}");
+        ThrowIfHalted();
     }
 
     public async ValueTask<long> TailAsync(CancellationToken cancellationToken = default)

@@ -39,8 +39,12 @@ public sealed record SimOptions
     /// <summary>Where verbose lines go.</summary>
     public TextWriter? Output { get; init; }
 
-    /// <summary>Each server asks for a checkpoint every this many ordinals (0: never), so barriers and checkpoint writes run.</summary>
-    public long CheckpointEvery { get; init; } = 40;
+    /// <summary>
+    /// Each server asks for a checkpoint every this many ordinals (0: never), so barriers,
+    /// checkpoint writes, trims and restarts from checkpoints run: with three servers a barrier
+    /// comes every few ordinals, and a run of about 40 ordinals writes several checkpoints.
+    /// </summary>
+    public long CheckpointEvery { get; init; } = 10;
 
     /// <summary>Each server appends a flush intention every this many ordinals (0: never).</summary>
     public long FlushEvery { get; init; } = 50;
@@ -50,6 +54,9 @@ public sealed record SimOptions
 
     /// <summary>Planted bug: the last server skips this ordinal's intention (0: none).</summary>
     public long PlantSkipOrdinal { get; init; }
+
+    /// <summary>Planted bug: every prefix trim goes this many positions past the rule's mark (0: none).</summary>
+    public long PlantTrimBeyondRule { get; init; }
 
     /// <summary>The replay line for this run.</summary>
     public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}";

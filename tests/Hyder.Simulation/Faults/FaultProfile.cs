@@ -10,7 +10,7 @@ public sealed record FaultProfile
     public static FaultProfile None { get; } = new()
     {
         Name = "none", Loss = 0, Duplication = 0, SlowMessage = 0, Partition = 0, CrashUnit = 0, CrashServer = 0,
-        CrashSequencer = 0, NewEpoch = 0, BitFlip = 0, FullDisk = 0, SlowDisk = 0, SlowMeld = 0,
+        CrashSequencer = 0, NewEpoch = 0, BitFlip = 0, FullDisk = 0, SlowDisk = 0, SlowMeld = 0, Trim = 0,
     };
 
     /// <summary>Every fault, at rates that leave the cluster able to make progress.</summary>
@@ -20,7 +20,7 @@ public sealed record FaultProfile
     public static FaultProfile Network { get; } = None with { Name = "network", Loss = 0.03, Duplication = 0.03, SlowMessage = 0.05, Partition = 0.15 };
 
     /// <summary>Crashes and disk faults only.</summary>
-    public static FaultProfile Crash { get; } = None with { Name = "crash", CrashUnit = 0.12, CrashServer = 0.1, CrashSequencer = 0.05, BitFlip = 0.1, FullDisk = 0.05, SlowDisk = 0.05, NewEpoch = 0.05 };
+    public static FaultProfile Crash { get; } = None with { Name = "crash", CrashUnit = 0.12, CrashServer = 0.1, CrashSequencer = 0.05, BitFlip = 0.1, FullDisk = 0.05, SlowDisk = 0.05, NewEpoch = 0.05, Trim = 0.1 };
 
     /// <summary>The profile called <paramref name="name"/>.</summary>
     public static FaultProfile Parse(string name) => name switch
@@ -50,7 +50,7 @@ public sealed record FaultProfile
     /// <summary>Per injector step: crash a log unit (restarted after a while from its disk).</summary>
     public double CrashUnit { get; init; } = 0.06;
 
-    /// <summary>Per injector step: crash a transaction server (restarted after a while, replaying the log).</summary>
+    /// <summary>Per injector step: crash a transaction server (restarted after a while, from the latest checkpoint).</summary>
     public double CrashServer { get; init; } = 0.05;
 
     /// <summary>Per injector step: crash the sequencer (restarted empty; a new epoch follows).</summary>
@@ -70,6 +70,9 @@ public sealed record FaultProfile
 
     /// <summary>Per injector step: a server's meld stage stalls 2-20 ms per intention for a while.</summary>
     public double SlowMeld { get; init; } = 0.03;
+
+    /// <summary>Per injector step: an administrator trims the log by the rule through a serving server (<c>TransactionServer.TrimAsync</c>).</summary>
+    public double Trim { get; init; } = 0.05;
 
     /// <summary>How often the injector wakes.</summary>
     public TimeSpan FaultInterval { get; init; } = TimeSpan.FromMilliseconds(50);

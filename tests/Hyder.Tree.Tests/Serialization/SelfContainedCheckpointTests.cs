@@ -60,6 +60,48 @@ public sealed class SelfContainedCheckpointTests(ITestOutputHelper output)
         r.A.Release(state);
     }
 
+    /// <summary>
+    /// The asynchronous load (what a server does: each block arrives when its read completes, and
+    /// each one reuses the reader's buffer) builds the same tree as the synchronous one, and fails
+    /// the same way on a missing part.
+    /// </summary>
+    [Fact]
+    public async Task LoadAsyncOverBlocksThatArriveLaterBuildsTheSameTree()
+    {
+        var r = Run(7, 256, 80);
+        var state = r.A.PinCurrent();
+        var writer = new CheckpointWriter(state, "meta"u8, 256);
+        var parts = writer.Parts().Select(p => (ReadOnlyMemory<byte>)p).ToList();
+        var log = parts.SelectMany((p, i) => new[] { p, Foreign(i) }).ToList();
+        var final = writer.Finish(50, 50 + log.Count - 1, 49);
+        Assert.True(parts.Count > 10);
+
+        var suspended = 0;
+        async IAsyncEnumerable<ReadOnlyMemory<byte>> Later(IReadOnlyList<ReadOnlyMemory<byte>> blocks)
+        {
+            var buffer = new byte[256];
+            foreach (var block in blocks)
+            {
+                await Task.Yield();
+                suspended++;
+                block.CopyTo(buffer);
+                yield return buffer.AsMemory(0, block.Length);
+            }
+        }
+
+        var (root, metadata) = await CheckpointReader.LoadAsync(final, Later(log), new NodePool(1024));
+        // Every block up to the last part arrived asynchronously; the other writer's block after it is not read.
+        Assert.Equal(log.Count - 1, suspended);
+        Assert.Equal(TreeInspector.StateHash(state.Root), TreeInspector.StateHash(root));
+        TreeInspector.ValidateState(root);
+        Assert.Equal("meta"u8.ToArray(), metadata);
+
+        var missing = log.Where(b => !b.Equals(parts[2])).ToList();
+        var e = await Assert.ThrowsAsync<IntentionFormatException>(() => CheckpointReader.LoadAsync(final, Later(missing), new NodePool(64)));
+        Assert.Contains("part 3 comes before part 2", e.Message);
+        r.A.Release(state);
+    }
+
     [Fact]
     public void PartsAreCutAsTheTreeIsWalked()
     {
