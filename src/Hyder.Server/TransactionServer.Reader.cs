@@ -11,23 +11,17 @@ namespace Hyder.Server;
 /// <summary>The log side: reading blocks in order, numbering intentions, deserializing, submitting.</summary>
 public sealed partial class TransactionServer
 {
-    private const int MaxStashedParts = 1 << 12;
-
     private readonly HandOffQueue<Job> _submitQueue = new(4096);
-    private readonly Dictionary<long, ReadOnlyMemory<byte>> _parts = [];
-    private readonly Queue<long> _partOrder = new();
+    private readonly PartStash _parts = new();
+
+    /// <summary>The first copy of each recent intention, for the duplicate-copy rule.</summary>
+    private readonly FirstCopies _firstCopies;
     private HandOffQueue<Job>[] _lanes = [];
     private long _nextPosition;
     private long _ordinal;
     private long _lastBarrier;
     private long _fillerFor;
 
-    /// <summary>
-    /// The nonce of each intention of the last W + 2 ordinals, with the ordinal of its first copy
-    /// (see <see cref="FirstCopyOf"/>), and the order to forget them in.
-    /// </summary>
-    private readonly Dictionary<long, long> _recentNonces = [];
-    private readonly Queue<(long Ordinal, long Nonce)> _nonceOrder = new();
     private Exception? _failure;
     private Tree.Pipeline.PipelineBarrier? _lastPipelineBarrier;
 
@@ -200,7 +194,7 @@ public sealed partial class TransactionServer
         switch (kind)
         {
             case BlockKind.IntentionPart:
-                StashPart(position, owned ? block : block.ToArray());
+                _parts.Add(position, owned ? block : block.ToArray());
                 return;
             case BlockKind.Intention:
                 await ReadIntentionAsync(position, block, owned, ct).ConfigureAwait(false);
@@ -214,16 +208,6 @@ public sealed partial class TransactionServer
                 return;
             default:
                 return;
-        }
-    }
-
-    private void StashPart(long position, ReadOnlyMemory<byte> block)
-    {
-        _parts[position] = block;
-        _partOrder.Enqueue(position);
-        while (_partOrder.Count > MaxStashedParts)
-        {
-            _parts.Remove(_partOrder.Dequeue());
         }
     }
 
@@ -245,7 +229,7 @@ public sealed partial class TransactionServer
         }
 
         job.SnapshotSequence = header.SnapshotSequence;
-        var firstCopy = FirstCopyOf(header.Nonce, v);
+        var firstCopy = _firstCopies.FirstCopyOf(header.Nonce, v);
         var misplaced = IntentionReferences.Check(header, v, position, _settings.GroupMeld);
         if (_localByNonce.TryRemove(header.Nonce, out var local))
         {
@@ -253,7 +237,7 @@ public sealed partial class TransactionServer
             job.Intention = local.Intention;
             foreach (var part in header.PartPositions)
             {
-                _parts.Remove(part);
+                _parts.Forget(part);
             }
         }
         else if (misplaced is null && PartBeforeBarrier(header) is null)
@@ -294,42 +278,6 @@ public sealed partial class TransactionServer
         Dispatch(job);
     }
 
-    /// <summary>
-    /// An append is not idempotent: a log client that retries an append across a new epoch can
-    /// leave two copies of one intention in the log. The first copy decides the transaction (its
-    /// client learns that outcome), so every server aborts a later copy alike; otherwise an
-    /// increment would count twice, and a transaction its client was told aborted could commit
-    /// (a group conflict aborts the first copy, not the second). Returns the ordinal of an earlier
-    /// copy of intention <paramref name="ordinal"/>, or null, and remembers its nonce.
-    /// </summary>
-    /// <remarks>
-    /// Remembering the last W + 2 ordinals is enough, and a server restarted from a checkpoint
-    /// agrees with its peers, because the rules checked before this one decide every other
-    /// copy: a copy of a snapshot s comes after its first copy v₁ &gt; s, so if v₁ is older than
-    /// that, the copy's snapshot is more than W behind it; and if v₁ precedes the checkpoint
-    /// barrier a restarted server starts from, so does s.
-    /// </remarks>
-    private long? FirstCopyOf(long nonce, long ordinal)
-    {
-        while (_nonceOrder.TryPeek(out var oldest) && oldest.Ordinal < ordinal - _settings.StateWindow - 1)
-        {
-            _nonceOrder.Dequeue();
-            if (_recentNonces.TryGetValue(oldest.Nonce, out var first) && first == oldest.Ordinal)
-            {
-                _recentNonces.Remove(oldest.Nonce);
-            }
-        }
-
-        if (_recentNonces.TryGetValue(nonce, out var earlier))
-        {
-            return earlier;
-        }
-
-        _recentNonces.Add(nonce, ordinal);
-        _nonceOrder.Enqueue((ordinal, nonce));
-        return null;
-    }
-
     private static void Decide(Job job, MeldOutcome decision)
     {
         job.IsDecided = true;
@@ -345,7 +293,7 @@ public sealed partial class TransactionServer
 
     private async Task<ReadOnlyMemory<byte>> PartAsync(long position, CancellationToken ct)
     {
-        if (_parts.Remove(position, out var stashed))
+        if (_parts.TryTake(position, out var stashed))
         {
             return stashed;
         }

@@ -90,6 +90,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _log = log;
         _options = options;
         _settings = settings;
+        _firstCopies = new FirstCopies(settings.StateWindow);
         _settingsPosition = settingsPosition;
         _commutativeMode = settings.CommutativeOperations ? Tree.Commutative.CommutativeMode.Operations : Tree.Commutative.CommutativeMode.ReadModifyWrite;
         _logger = logger;
