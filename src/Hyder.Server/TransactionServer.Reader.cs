@@ -31,9 +31,8 @@ public sealed partial class TransactionServer
     /// <summary>Final meld signals deserializers waiting for a snapshot state.</summary>
     private readonly Tree.Pipeline.StageSignal _stateAdded = new();
 
-    /// <summary>Wakes the reader waiting at the tail (an executor appended); <see cref="_readerWaiting"/> says whether it waits.</summary>
-    private readonly SemaphoreSlim _readerWake = new(0);
-    private int _readerWaiting;
+    /// <summary>Wakes the reader waiting at the tail (an executor appended, a peer's block arrived).</summary>
+    private readonly TailWake _tailWake = new();
 
     /// <summary>How long the log must have been quiet, with nothing in flight here, before the reader polls its tail less often.</summary>
     private static readonly TimeSpan s_quietAfter = TimeSpan.FromMilliseconds(50);
@@ -142,25 +141,11 @@ public sealed partial class TransactionServer
         }
 
         var pause = InFlight > 0 || _time.GetElapsedTime(idleSince) < s_quietAfter ? 1 : _broadcast is null ? QuietPollMs : QuietPollWithBroadcastMs;
-        Volatile.Write(ref _readerWaiting, 1);
-        try
-        {
-            await _readerWake.WaitAsync(pause, ct).ConfigureAwait(false);
-        }
-        finally
-        {
-            Volatile.Write(ref _readerWaiting, 0);
-        }
+        await _tailWake.WaitAsync(pause, ct).ConfigureAwait(false);
     }
 
-    /// <summary>An executor appended an intention: a reader waiting at the tail reads it now.</summary>
-    private void WakeReader()
-    {
-        if (Volatile.Read(ref _readerWaiting) != 0 && _readerWake.CurrentCount == 0)
-        {
-            _readerWake.Release();
-        }
-    }
+    /// <summary>An executor appended an intention, or a peer's block arrived: a reader waiting at the tail reads it now.</summary>
+    private void WakeReader() => _tailWake.Wake();
 
     /// <summary>
     /// With group meld, the first of a pair waits for its partner; when the log is quiet and this

@@ -66,4 +66,27 @@ public sealed class ReaderStateTests
         stash.Forget(PartStash.Capacity + 8);
         Assert.False(stash.TryTake(PartStash.Capacity + 8, out _));
     }
+
+    [Fact]
+    public async Task AWakeReleasesAWaitingReaderAndIsNotKeptForALaterWait()
+    {
+        var wake = new TailWake();
+
+        // Nobody waits: the wake is dropped, so the next wait runs to its time limit.
+        wake.Wake();
+        var started = System.Diagnostics.Stopwatch.StartNew();
+        await wake.WaitAsync(30, CancellationToken.None);
+        Assert.True(started.ElapsedMilliseconds >= 25, $"a wake-up given while nobody waited ended a later wait after {started.ElapsedMilliseconds} ms");
+
+        // A waiter is released by a wake long before its time limit.
+        var waiting = wake.WaitAsync(60_000, CancellationToken.None);
+        while (!waiting.IsCompleted)
+        {
+            wake.Wake();
+            await Task.Yield();
+        }
+
+        await waiting;
+    }
 }
+
