@@ -8,7 +8,7 @@ using V1 = Hyder.Api.V1;
 namespace Hyder.Client.Tests.Server;
 
 /// <summary>
-/// The service hands keys and payloads between the wire and the engine without copying them: a
+/// The service (and the client) hands keys and payloads between the wire and the engine without copying them: a
 /// parsed request's bytes go to the engine as they are, an engine's payload goes into the response
 /// as it is, and only a field that is not a whole array of its own is copied.
 /// </summary>
@@ -53,6 +53,23 @@ public sealed class MessageCopyTests
         Assert.Same(rowKey, ArrayOf(message.Rows[0].Key));
         Assert.Same(rowValue, ArrayOf(message.Rows[0].Value));
         Assert.Equal(value, V1.OperationResult.Parser.ParseFrom(message.ToByteArray()).Value.ToByteArray());
+    }
+
+    [Fact]
+    public void TheClientKeepsAParsedResponsesArraysAndCopiesOnlyPartsOfLargerOnes()
+    {
+        var wire = new V1.OperationResult { Found = true, Value = ByteString.CopyFromUtf8("value"), Rows = { new V1.Row { Key = ByteString.CopyFromUtf8("k"), Value = ByteString.CopyFromUtf8("v") } } }.ToByteArray();
+        var parsed = V1.OperationResult.Parser.ParseFrom(wire);
+
+        var result = Client.Wire.FromMessage(parsed);
+
+        Assert.Same(ArrayOf(parsed.Value), result.Value);
+        Assert.Same(ArrayOf(parsed.Rows[0].Key), result.Rows[0].Key);
+        Assert.Equal("value"u8.ToArray(), result.Value);
+        var buffer = "xxvaluexx"u8.ToArray();
+        var part = Client.Wire.Take(UnsafeByteOperations.UnsafeWrap(buffer.AsMemory(2, 5)));
+        Assert.NotSame(buffer, part);
+        Assert.Equal("value"u8.ToArray(), part);
     }
 
     private static byte[] ArrayOf(ByteString bytes) =>
