@@ -156,7 +156,7 @@ public sealed partial class HyderClient : IAsyncDisposable
 
         var response = await UnaryAsync((r, o) => Stub.ReadAsync(r, o), request, retry: true, cancellationToken).ConfigureAwait(false);
         Session.Observe(response.SnapshotSequence);
-        return response.Results.Select(r => r.Found ? r.Value.ToByteArray() : null).ToArray();
+        return response.Results.Select(r => r.Found ? Wire.Take(r.Value) : null).ToArray();
     }
 
     /// <summary>
@@ -200,7 +200,7 @@ public sealed partial class HyderClient : IAsyncDisposable
                     received = true;
                     foreach (var row in batch.Rows)
                     {
-                        yield return new(row.Key.ToByteArray(), row.Value.ToByteArray());
+                        yield return new(Wire.Take(row.Key), Wire.Take(row.Value));
                     }
                 }
             }

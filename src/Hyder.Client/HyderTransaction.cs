@@ -53,7 +53,7 @@ public sealed class HyderTransaction : IAsyncDisposable
     public async Task<byte[]?> GetAsync(byte[] key, CancellationToken cancellationToken = default)
     {
         var result = await OperateAsync(HyderOperation.Get(key), cancellationToken).ConfigureAwait(false);
-        return result.Found ? result.Value.ToByteArray() : null;
+        return result.Found ? Wire.Take(result.Value) : null;
     }
 
     /// <summary>Writes a key (insert or update).</summary>

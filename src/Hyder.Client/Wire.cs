@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Google.Protobuf;
 using Grpc.Core;
 using V1 = Hyder.Api.V1;
@@ -58,9 +59,19 @@ internal static class Wire
 
     public static ByteString Bytes(byte[]? bytes) => bytes is null || bytes.Length == 0 ? ByteString.Empty : ByteString.CopyFrom(bytes);
 
+    /// <summary>
+    /// A response field's bytes for the caller to keep. The parser gives every bytes field an array
+    /// of its own and no response message outlives the call that read it, so that array is handed
+    /// over as it is; a copy is made only where it is not a whole array.
+    /// </summary>
+    public static byte[] Take(ByteString bytes) =>
+        MemoryMarshal.TryGetArray(bytes.Memory, out var segment) && segment.Offset == 0 && segment.Array!.Length == segment.Count
+            ? segment.Array
+            : bytes.ToByteArray();
+
     public static HyderOperationResult FromMessage(V1.OperationResult result) => new(
         result.Found,
-        result.Found ? result.Value.ToByteArray() : null,
+        result.Found ? Take(result.Value) : null,
         result.Rows.Count == 0 ? s_noRows : Rows(result.Rows));
 
     public static KeyValuePair<byte[], byte[]>[] Rows(IList<V1.Row> rows)
@@ -68,7 +79,7 @@ internal static class Wire
         var result = new KeyValuePair<byte[], byte[]>[rows.Count];
         for (var i = 0; i < result.Length; i++)
         {
-            result[i] = new(rows[i].Key.ToByteArray(), rows[i].Value.ToByteArray());
+            result[i] = new(Take(rows[i].Key), Take(rows[i].Value));
         }
 
         return result;

@@ -26,10 +26,12 @@ namespace Hyder.Server.Grpc;
 /// </summary>
 /// <remarks>
 /// Health reports NOT_SERVING for the server (the empty service name) and for
-/// <c>hyder.v1.Hyder</c> until <see cref="SetServing"/>, and again from the start of
-/// <see cref="StopAsync"/>, so a load balancer drains the server before it goes. The host calls
-/// <see cref="SetServing"/> once the transaction server has melded up to the log's tail as it was
-/// at start.
+/// <c>hyder.v1.Hyder</c> until <see cref="SetServing"/> (or <see cref="Serve"/>), and again from
+/// the start of <see cref="StopAsync"/>, so a load balancer drains the server before it goes.
+/// A host opens the listener before its transaction server has caught up with the log
+/// (<see cref="StartAsync(GrpcServerOptions?, CancellationToken)"/>, no engine yet): health and
+/// reflection answer, every Hyder method answers UNAVAILABLE, and <see cref="Serve"/> hands the
+/// engine over once it has melded up to the log's tail as it was at start.
 /// </remarks>
 public sealed class HyderGrpcServer : IAsyncDisposable
 {
@@ -40,13 +42,15 @@ public sealed class HyderGrpcServer : IAsyncDisposable
 
     private readonly WebApplication _app;
     private readonly HealthServiceImpl _health;
+    private readonly EngineSlot _engine;
     private readonly TimeSpan _shutdownTimeout;
     private int _stopped;
 
-    private HyderGrpcServer(WebApplication app, HealthServiceImpl health, Uri address, TimeSpan shutdownTimeout)
+    private HyderGrpcServer(WebApplication app, HealthServiceImpl health, EngineSlot engine, Uri address, TimeSpan shutdownTimeout)
     {
         _app = app;
         _health = health;
+        _engine = engine;
         Address = address;
         _shutdownTimeout = shutdownTimeout;
     }
@@ -62,17 +66,34 @@ public sealed class HyderGrpcServer : IAsyncDisposable
     /// <param name="options">Settings; defaults (127.0.0.1, a free port, no TLS, no authentication) when null.</param>
     /// <param name="cancellationToken">Cancels the start.</param>
     /// <returns>The running server.</returns>
-    public static async Task<HyderGrpcServer> StartAsync(ITransactionEngine engine, GrpcServerOptions? options = null, CancellationToken cancellationToken = default)
+    public static Task<HyderGrpcServer> StartAsync(ITransactionEngine engine, GrpcServerOptions? options = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(engine);
+        return StartAsync(new EngineSlot(engine), options, cancellationToken);
+    }
+
+    /// <summary>
+    /// Starts a server whose engine is not there yet (its transaction server is catching up with
+    /// the log): health says NOT_SERVING and reflection answers, every Hyder method answers
+    /// UNAVAILABLE until <see cref="Serve"/>.
+    /// </summary>
+    /// <param name="options">Settings; defaults (127.0.0.1, a free port, no TLS, no authentication) when null.</param>
+    /// <param name="cancellationToken">Cancels the start.</param>
+    /// <returns>The running server.</returns>
+    public static Task<HyderGrpcServer> StartAsync(GrpcServerOptions? options, CancellationToken cancellationToken = default) =>
+        StartAsync(new EngineSlot(null), options, cancellationToken);
+
+    private static async Task<HyderGrpcServer> StartAsync(EngineSlot engine, GrpcServerOptions? options, CancellationToken cancellationToken)
+    {
         options ??= new GrpcServerOptions();
         var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = typeof(HyderGrpcServer).Assembly.GetName().Name });
         builder.WebHost.UseKestrelCore();
         builder.WebHost.UseKestrelHttpsConfiguration();
         builder.Services.AddSingleton(options.LoggerFactory ?? NullLoggerFactory.Instance);
         builder.Services.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
-        builder.Services.AddSingleton(engine);
-        builder.Services.AddSingleton<HyderService>();
+        // Resolved by the first Hyder call that passes the interceptor; until the engine is there,
+        // each such call ends with UNAVAILABLE (a DI singleton whose factory throws is not kept).
+        builder.Services.AddSingleton(_ => new HyderService(Volatile.Read(ref engine.Engine) ?? throw EngineSlot.CatchingUp()));
         builder.Services.AddSingleton(new HyderInterceptor(options.Authenticator, (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger<HyderInterceptor>()));
         var health = new HealthServiceImpl();
         health.SetStatus(string.Empty, HealthCheckResponse.Types.ServingStatus.NotServing);
@@ -124,11 +145,40 @@ public sealed class HyderGrpcServer : IAsyncDisposable
 
         await app.StartAsync(cancellationToken).ConfigureAwait(false);
         var addresses = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses;
-        return new HyderGrpcServer(app, health, new Uri(addresses.First()), options.ShutdownTimeout);
+        return new HyderGrpcServer(app, health, engine, new Uri(addresses.First()), options.ShutdownTimeout);
     }
 
-    /// <summary>Health reports SERVING for the server and the Hyder service.</summary>
-    public void SetServing() => SetHealth(HealthCheckResponse.Types.ServingStatus.Serving);
+    /// <summary>Health reports SERVING for the server and the Hyder service (not once the server stops).</summary>
+    /// <exception cref="InvalidOperationException">The server has no engine yet (see <see cref="Serve"/>).</exception>
+    public void SetServing()
+    {
+        if (_engine.Engine is null)
+        {
+            throw new InvalidOperationException("The server has no engine yet: hand it over with Serve.");
+        }
+
+        if (Volatile.Read(ref _stopped) == 0)
+        {
+            SetHealth(HealthCheckResponse.Types.ServingStatus.Serving);
+        }
+    }
+
+    /// <summary>
+    /// Hands over the engine of a server started without one, once it has caught up with the log:
+    /// the Hyder methods run on it from now on and health reports SERVING.
+    /// </summary>
+    /// <param name="engine">The engine.</param>
+    /// <exception cref="InvalidOperationException">The server has an engine already.</exception>
+    public void Serve(ITransactionEngine engine)
+    {
+        ArgumentNullException.ThrowIfNull(engine);
+        if (Interlocked.CompareExchange(ref _engine.Engine, engine, null) is not null)
+        {
+            throw new InvalidOperationException("The server has an engine already.");
+        }
+
+        SetServing();
+    }
 
     /// <summary>
     /// Health reports NOT_SERVING (watchers learn it at once), the server stops listening, lets calls

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Google.Protobuf;
 using Hyder.Server.Engine;
 using V1 = Hyder.Api.V1;
@@ -93,13 +94,13 @@ internal static class Messages
             throw Invalid($"{name} is {key.Length} bytes, over the limit of {limits.MaxKeyBytes}");
         }
 
-        return key.ToByteArray();
+        return Bytes(key);
     }
 
     public static byte[] Payload(ByteString value, EngineLimits limits, string name) =>
         value.Length > limits.MaxValueBytes
             ? throw Invalid($"{name} is {value.Length} bytes, over the limit of {limits.MaxValueBytes}")
-            : value.ToByteArray();
+            : Bytes(value);
 
     /// <summary>A scan bound: null when empty (unbounded).</summary>
     public static byte[]? Bound(ByteString bound, EngineLimits limits, string name)
@@ -109,8 +110,18 @@ internal static class Messages
             throw Invalid($"{name} is {bound.Length} bytes, over the limit of {limits.MaxKeyBytes}");
         }
 
-        return bound.IsEmpty ? null : bound.ToByteArray();
+        return bound.IsEmpty ? null : Bytes(bound);
     }
+
+    /// <summary>
+    /// A request field's bytes for the engine to keep. The parser gives every bytes field an array
+    /// of its own (it copies out of Kestrel's pooled buffers), and the request is dropped after the
+    /// call, so that array is handed over as it is; a copy is made only where it is not a whole array.
+    /// </summary>
+    private static byte[] Bytes(ByteString bytes) =>
+        MemoryMarshal.TryGetArray(bytes.Memory, out var segment) && segment.Offset == 0 && segment.Array!.Length == segment.Count
+            ? segment.Array
+            : bytes.ToByteArray();
 
     public static int Limit(int limit, int max, string name) =>
         limit < 0 ? throw Invalid($"{name} is negative ({limit})")
@@ -138,7 +149,7 @@ internal static class Messages
         var message = new V1.OperationResult { Found = result.Found };
         if (result.Value is { } value)
         {
-            message.Value = ByteString.CopyFrom(value);
+            message.Value = Wrap(value);
         }
 
         if (result.Rows is { } rows)
@@ -153,7 +164,14 @@ internal static class Messages
     }
 
     public static V1.Row ToRow(KeyValuePair<byte[], byte[]> row) =>
-        new() { Key = ByteString.CopyFrom(row.Key), Value = ByteString.CopyFrom(row.Value) };
+        new() { Key = Wrap(row.Key), Value = Wrap(row.Value) };
+
+    /// <summary>
+    /// An engine's key or payload in a response, without a copy: payloads are never changed once
+    /// written (a tree node is immutable once reachable, and a write replaces the array, never
+    /// fills it), and the response is serialized before the call returns.
+    /// </summary>
+    private static ByteString Wrap(byte[] bytes) => UnsafeByteOperations.UnsafeWrap(bytes);
 
     public static EngineException Invalid(string reason) => new(EngineErrorCode.InvalidArgument, reason);
 }

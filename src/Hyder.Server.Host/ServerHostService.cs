@@ -64,14 +64,14 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
                 broadcast = new BroadcastHubAdapter(_hub);
             }
 
-            _server = await TransactionServer.StartAsync(_log, options, broadcast, _loggers.CreateLogger<TransactionServer>(), cancellationToken).ConfigureAwait(false);
             if (_settings.Authenticator.AnonymousRole != Hyder.Security.ClientRole.None)
             {
                 LogAnonymous(Hyder.Security.ClientRoles.Name(_settings.Authenticator.AnonymousRole));
             }
 
+            // The listener opens before the catch-up, so health checks learn NOT_SERVING (not
+            // "connection refused") while the server melds the log; Hyder calls get UNAVAILABLE.
             _rpc = await HyderGrpcServer.StartAsync(
-                _server,
                 new GrpcServerOptions
                 {
                     EndPoint = _settings.Listen,
@@ -83,9 +83,11 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
                     Reflection = _settings.GrpcReflection,
                 },
                 cancellationToken).ConfigureAwait(false);
+            LogCatchingUp(options.ServerId, _rpc.Address);
+            _server = await TransactionServer.StartAsync(_log, options, broadcast, _loggers.CreateLogger<TransactionServer>(), cancellationToken).ConfigureAwait(false);
 
             // TransactionServer.StartAsync returned once it had melded up to the log's tail as it was at start.
-            _rpc.SetServing();
+            _rpc.Serve(_server);
         }
         catch
         {
@@ -210,6 +212,9 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Server {ServerId} serving gRPC on {Address} ({Cluster}; broadcast {Broadcast})")]
     private partial void LogReady(string serverId, string address, Hyder.Server.Cluster.ClusterSettings cluster, object broadcast);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Server {ServerId} listening on {Address}, health NOT_SERVING until it has caught up with the log")]
+    private partial void LogCatchingUp(string serverId, Uri address);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Callers without credentials get the {Role} role (--anonymous; docs/security.md)")]
     private partial void LogAnonymous(string role);

@@ -96,6 +96,7 @@ internal sealed class RunConfiguration
             HashedKeys = parse.GetValue(O.InsertOrder) == "hashed",
             StatusInterval = TimeSpan.FromSeconds(parse.GetValue(O.StatusInterval) is var s and > 0 ? s : throw new UsageException("--status-interval must be positive.")),
             LoadBatch = Positive(parse, O.LoadBatch),
+            OneShot = run && parse.GetValue(O.OneShot),
         };
 
         Workload = CreateWorkload(parse);
@@ -152,6 +153,7 @@ internal sealed class RunConfiguration
         ["valueSize"] = Invariant(Settings.ValueSize),
         ["insertOrder"] = Settings.HashedKeys ? "hashed" : "ordered",
         ["retries"] = Invariant(Settings.MaxRetries),
+        ["oneShot"] = Settings.OneShot ? "yes" : "no",
         ["machine"] = $"{Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
     };
 

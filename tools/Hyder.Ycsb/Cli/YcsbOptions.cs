@@ -107,6 +107,8 @@ internal static class YcsbOptions
 
     public static readonly Option<int> LoadBatch = new("--load-batch") { Description = "Records per load transaction.", DefaultValueFactory = _ => 100 };
 
+    public static readonly Option<bool> OneShot = new("--one-shot") { Description = "Send each transaction that only reads and updates records (tx, a, b, c) as one request, Hyder's one-shot Execute (begin, operations and commit in one round trip), instead of an interactive transaction with one call per operation (Hyder targets; the report then times only whole transactions)." };
+
     public static readonly Option<bool> Load = new("--load") { Description = "Run the load phase first, in this process (needed by --target memory, and by --target embedded without --data)." };
 
     public static readonly Option<string?> Json = new("--json") { Description = "Also write the report as JSON to this file." };
@@ -122,7 +124,7 @@ internal static class YcsbOptions
     ];
 
     /// <summary>Options only <c>run</c> takes.</summary>
-    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load];
+    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load, OneShot];
 
     static YcsbOptions()
     {

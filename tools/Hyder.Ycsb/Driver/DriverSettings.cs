@@ -39,5 +39,11 @@ internal sealed record DriverSettings
     /// <summary>Records inserted per load transaction.</summary>
     public int LoadBatch { get; init; } = 100;
 
+    /// <summary>
+    /// Run each transaction made only of reads and updates of ordinary records as one request
+    /// (<see cref="Targets.ITargetSession.RunOneShotAsync"/>) where the target can.
+    /// </summary>
+    public bool OneShot { get; init; }
+
     public int Sessions => Threads * InFlightPerThread;
 }

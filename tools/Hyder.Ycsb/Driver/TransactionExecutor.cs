@@ -22,11 +22,15 @@ internal sealed class TransactionExecutor
     private readonly byte[] _key;
     private readonly byte[] _value;
     private readonly byte[] _counter = new byte[8];
+    private readonly bool _oneShot;
+    private readonly List<OneShotOperation> _oneShotOperations = [];
+    private readonly List<byte[]> _oneShotBuffers = [];
     private Rng _values;
 
     public TransactionExecutor(ITargetSession session, IReadOnlyList<KeySpace> spaces, KeyCodec keys, int valueSize, MeasurementRecorder recorder, int maxRetries, Rng values,
-        CounterBounds counters)
+        CounterBounds counters, bool oneShot = false)
     {
+        _oneShot = oneShot && session.CanRunOneShot;
         _counters = counters;
         _session = session;
         _spaces = spaces;
@@ -42,26 +46,12 @@ internal sealed class TransactionExecutor
     public async Task<bool> RunAsync(TransactionPlan plan, CancellationToken cancellationToken)
     {
         var start = Clock.Now;
+        var oneShot = _oneShot && IsOneShot(plan);
         for (var attempt = 0; ; attempt++)
         {
-            CommitOutcome outcome;
-            try
-            {
-                await _session.BeginAsync(plan.Isolation, plan.ReadOnly, cancellationToken).ConfigureAwait(false);
-                foreach (var operation in plan.Operations)
-                {
-                    await ExecuteAsync(operation, cancellationToken).ConfigureAwait(false);
-                }
-
-                var commitStart = Clock.Now;
-                outcome = await _session.CommitAsync(cancellationToken).ConfigureAwait(false);
-                _recorder.Record(Series.Commit, Clock.MicrosecondsSince(commitStart));
-            }
-            catch (TransactionAbortedException e)
-            {
-                outcome = CommitOutcome.Aborted(e.Cause);
-                await _session.RollbackAsync(cancellationToken).ConfigureAwait(false);
-            }
+            var outcome = oneShot
+                ? await RunOneShotAsync(plan, cancellationToken).ConfigureAwait(false)
+                : await RunInteractiveAsync(plan, cancellationToken).ConfigureAwait(false);
 
             if (outcome.Committed)
             {
@@ -82,6 +72,103 @@ internal sealed class TransactionExecutor
                 _recorder.GaveUp(Clock.MicrosecondsSince(start));
                 return false;
             }
+        }
+    }
+
+    /// <summary>Reads and updates of ordinary records only: no operation depends on another's result.</summary>
+    private bool IsOneShot(TransactionPlan plan)
+    {
+        foreach (var operation in plan.Operations)
+        {
+            if (operation.Kind is not (OperationKind.Read or OperationKind.Update) || _spaces[operation.Space].Kind != ValueKind.Bytes)
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// The plan as one request (<c>--one-shot</c>): the whole request is timed as the commit, and no
+    /// operation is timed on its own (none has a latency of its own).
+    /// </summary>
+    private async ValueTask<CommitOutcome> RunOneShotAsync(TransactionPlan plan, CancellationToken cancellationToken)
+    {
+        _oneShotOperations.Clear();
+        for (var i = 0; i < plan.Operations.Count; i++)
+        {
+            var operation = plan.Operations[i];
+            var space = _spaces[operation.Space];
+            var key = Buffer(2 * i, _keys.KeySize);
+            _keys.Encode(operation.Key, key);
+            ReadOnlyMemory<byte>? value = null;
+            if (operation.Kind == OperationKind.Update)
+            {
+                var bytes = Buffer((2 * i) + 1, _value.Length);
+                _values.NextBytes(bytes);
+                value = bytes;
+            }
+
+            _oneShotOperations.Add(new OneShotOperation(space, key, value));
+        }
+
+        var start = Clock.Now;
+        OneShotOutcome outcome;
+        try
+        {
+            outcome = await _session.RunOneShotAsync(plan.Isolation, _oneShotOperations, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TransactionAbortedException e)
+        {
+            return CommitOutcome.Aborted(e.Cause);
+        }
+
+        _recorder.Record(Series.Commit, Clock.MicrosecondsSince(start));
+        for (var i = 0; i < outcome.NotFound; i++)
+        {
+            _recorder.NotFound();
+        }
+
+        return outcome.Outcome;
+    }
+
+    /// <summary>The executor's own buffer number <paramref name="index"/>, reused from one transaction to the next.</summary>
+    private byte[] Buffer(int index, int length)
+    {
+        while (_oneShotBuffers.Count <= index)
+        {
+            _oneShotBuffers.Add([]);
+        }
+
+        if (_oneShotBuffers[index].Length != length)
+        {
+            _oneShotBuffers[index] = new byte[length];
+        }
+
+        return _oneShotBuffers[index];
+    }
+
+    /// <summary>Begin, the operations one call each, then commit.</summary>
+    private async ValueTask<CommitOutcome> RunInteractiveAsync(TransactionPlan plan, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await _session.BeginAsync(plan.Isolation, plan.ReadOnly, cancellationToken).ConfigureAwait(false);
+            foreach (var operation in plan.Operations)
+            {
+                await ExecuteAsync(operation, cancellationToken).ConfigureAwait(false);
+            }
+
+            var commitStart = Clock.Now;
+            var outcome = await _session.CommitAsync(cancellationToken).ConfigureAwait(false);
+            _recorder.Record(Series.Commit, Clock.MicrosecondsSince(commitStart));
+            return outcome;
+        }
+        catch (TransactionAbortedException e)
+        {
+            await _session.RollbackAsync(cancellationToken).ConfigureAwait(false);
+            return CommitOutcome.Aborted(e.Cause);
         }
     }
 

@@ -78,9 +78,29 @@ internal interface ITargetSession : IAsyncDisposable
 
     ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken);
 
+    /// <summary>Whether <see cref="RunOneShotAsync"/> runs a transaction in one request (<c>--one-shot</c>).</summary>
+    bool CanRunOneShot => false;
+
+    /// <summary>
+    /// Runs a whole transaction of reads and writes that do not depend on one another's results as
+    /// one request: begin, the operations in order and commit together (Hyder's one-shot
+    /// <c>Execute</c>, one round trip over gRPC), instead of begin, one call per operation and commit.
+    /// </summary>
+    ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
+        throw new NotSupportedException("this target runs interactive transactions only");
+
     /// <summary>Ends the transaction without committing; safe after an abort or when none is open.</summary>
     ValueTask RollbackAsync(CancellationToken cancellationToken);
 }
+
+/// <summary>One operation of a one-shot transaction: a read of <paramref name="Key"/>, or a write of <paramref name="Value"/> to it.</summary>
+/// <param name="Space">The key space.</param>
+/// <param name="Key">The key (valid until the call's task completes).</param>
+/// <param name="Value">The value to write; null for a read.</param>
+internal readonly record struct OneShotOperation(KeySpace Space, ReadOnlyMemory<byte> Key, ReadOnlyMemory<byte>? Value);
+
+/// <summary>How a one-shot transaction ended, and how many of its reads found no record (0 unless it committed).</summary>
+internal readonly record struct OneShotOutcome(CommitOutcome Outcome, int NotFound);
 
 /// <summary>How a commit ended.</summary>
 internal readonly record struct CommitOutcome(bool Committed, AbortCause Cause)

@@ -218,6 +218,37 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
 
         public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
 
+        /// <summary>The engine's one-shot ExecuteAsync, the call the service's Execute makes.</summary>
+        protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
+        {
+            var request = new Operation[operations.Length];
+            for (var i = 0; i < request.Length; i++)
+            {
+                var (key, value) = operations[i];
+                request[i] = value is null ? Operation.Get(key) : Operation.Put(key, value);
+            }
+
+            var outcome = await server.ExecuteAsync(Map(isolation), request, cancellationToken).ConfigureAwait(false);
+            switch (outcome.Status)
+            {
+                case TransactionStatus.Committed:
+                    var notFound = 0;
+                    for (var i = 0; i < operations.Length; i++)
+                    {
+                        if (operations[i].Value is null && !outcome.Results[i].Found)
+                        {
+                            notFound++;
+                        }
+                    }
+
+                    return new OneShotOutcome(CommitOutcome.Success, notFound);
+                case TransactionStatus.Aborted:
+                    return new OneShotOutcome(CommitOutcome.Aborted(Map(outcome.Cause)), 0);
+                default:
+                    return new OneShotOutcome(CommitOutcome.Aborted(Metrics.AbortCause.Unknown), 0);
+            }
+        }
+
         // ExecuteAsync: an operation that meets a key split in the snapshot's phase waits for the
         // reconciled state without blocking a thread (docs/doppel.md, "Split phases").
         protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken)

@@ -167,6 +167,44 @@ internal sealed class HyderRemoteTarget : ITarget
         public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken) =>
             await Guard(Open.AddAsync(HyderKeys.Encode(space, key.Span), delta, min, max, cancellationToken)).ConfigureAwait(false);
 
+        /// <summary>One unary Execute call: the whole transaction in one round trip.</summary>
+        protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
+        {
+            var request = new HyderOperation[operations.Length];
+            for (var i = 0; i < request.Length; i++)
+            {
+                var (key, value) = operations[i];
+                request[i] = value is null ? HyderOperation.Get(key) : HyderOperation.Put(key, value);
+            }
+
+            try
+            {
+                var commit = await client.ExecuteAsync(Map(isolation), request, cancellationToken).ConfigureAwait(false);
+                var notFound = 0;
+                for (var i = 0; i < operations.Length; i++)
+                {
+                    if (operations[i].Value is null && !commit.Results[i].Found)
+                    {
+                        notFound++;
+                    }
+                }
+
+                return new OneShotOutcome(CommitOutcome.Success, notFound);
+            }
+            catch (Client.TransactionAbortedException e)
+            {
+                return new OneShotOutcome(CommitOutcome.Aborted(Map(e.Cause)), 0);
+            }
+            catch (TransactionOutcomeUnknownException)
+            {
+                return new OneShotOutcome(CommitOutcome.Aborted(Metrics.AbortCause.Unknown), 0);
+            }
+            catch (HyderException e)
+            {
+                throw Unavailable(e);
+            }
+        }
+
         protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken) =>
             await Guard(Open.GetAsync(key, cancellationToken)).ConfigureAwait(false);
 

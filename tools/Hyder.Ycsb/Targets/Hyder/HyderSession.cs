@@ -21,6 +21,21 @@ internal abstract class HyderSession : ITargetSession
 
     public abstract ValueTask DisposeAsync();
 
+    /// <summary>Every Hyder target runs one-shot transactions (the engine's and the service's Execute).</summary>
+    public bool CanRunOneShot => true;
+
+    public async ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken)
+    {
+        var encoded = new (byte[] Key, byte[]? Value)[operations.Count];
+        for (var i = 0; i < encoded.Length; i++)
+        {
+            var operation = operations[i];
+            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value?.ToArray());
+        }
+
+        return await ExecuteOneShotAsync(isolation, encoded, cancellationToken).ConfigureAwait(false);
+    }
+
     public async ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
         await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is not null;
 
@@ -72,6 +87,9 @@ internal abstract class HyderSession : ITargetSession
         BinaryPrimitives.WriteInt64LittleEndian(next, (long)result);
         await PutValueAsync(k, next, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep.</summary>
+    protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
 
     /// <summary>A key's value in the open transaction, or null.</summary>
     protected abstract ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken);
