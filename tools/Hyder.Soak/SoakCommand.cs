@@ -34,9 +34,9 @@ internal sealed record SoakOptions
 
     public int CheckpointEvery { get; init; } = 5000;
 
-    public int TrimKeepCheckpoints { get; init; } = 2;
+    public int TrimKeepCheckpoints { get; init; } = 4;
 
-    public int TrimMargin { get; init; } = 1000;
+    public int TrimMargin { get; init; } = 20_000;
 
     public int SlotsPerSegment { get; init; } = 1024;
 }
@@ -62,8 +62,8 @@ internal static class SoakCommand
     private static readonly Option<string?> s_dir = new("--dir") { Description = "The cluster's directory (data and process logs); default a temporary one, removed after a passing run." };
     private static readonly Option<bool> s_growing = new("--growing-data") { Description = "Keep every retired list (the data set grows with the run), as the soak did before; by default retired lists are read and deleted, so the data set is bounded." };
     private static readonly Option<int> s_checkpointEvery = new("--checkpoint-every") { Description = "Each server's --checkpoint-every, in ordinals (default 5000).", DefaultValueFactory = _ => 5000 };
-    private static readonly Option<int> s_trimKeep = new("--trim-keep-checkpoints") { Description = "Each server's --trim-keep-checkpoints (default 2; 0: the log is never trimmed).", DefaultValueFactory = _ => 2 };
-    private static readonly Option<int> s_trimMargin = new("--trim-margin") { Description = "Each server's --trim-margin, in log positions (default 1000).", DefaultValueFactory = _ => 1000 };
+    private static readonly Option<int> s_trimKeep = new("--trim-keep-checkpoints") { Description = "Each server's --trim-keep-checkpoints (default 4; 0: the log is never trimmed).", DefaultValueFactory = _ => 4 };
+    private static readonly Option<int> s_trimMargin = new("--trim-margin") { Description = "Each server's --trim-margin, in log positions (default 20000: tens of seconds of log, more than a server's restart takes).", DefaultValueFactory = _ => 20_000 };
     private static readonly Option<int> s_slots = new("--slots-per-segment") { Description = "Each log unit's --slots-per-segment (default 1024: 8 MiB segments, so a trim frees space in small steps).", DefaultValueFactory = _ => 1024 };
 
     public static Task<int> RunAsync(string[] args)
@@ -168,6 +168,7 @@ internal static class SoakCommand
                 Seed = o.Seed,
                 MinInterval = TimeSpan.FromSeconds(o.FaultEverySeconds / 2.0),
                 MaxInterval = TimeSpan.FromSeconds(o.FaultEverySeconds * 1.5),
+                StartAttempts = o.TrimKeepCheckpoints > 0 ? 5 : 1,
             }, line => Console.WriteLine("[FAULT] " + line));
             var faults = loop?.RunAsync(stop.Token) ?? Task.CompletedTask;
 
@@ -431,7 +432,7 @@ internal static class SoakCommand
             : string.Create(inv, $"- trims logged by the servers: {trims.Count}{(trims.HighestMark >= 0 ? $", the highest below @{trims.HighestMark}" : "")}"));
         text.AppendLine(kills.Count == 0
             ? "- kills: none"
-            : string.Create(inv, $"- kills: {kills.Count} ({string.Join(", ", kills.GroupBy(k => k.Victim).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => $"{g.Key} {g.Count()}"))}), every one restarted"));
+            : string.Create(inv, $"- kills: {kills.Count} ({string.Join(", ", kills.GroupBy(k => k.Victim).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => $"{g.Key} {g.Count()}"))}), every one restarted{(kills.Any(k => k.Starts > 1) ? $"; {kills.Count(k => k.Starts > 1)} restarts needed more than one start ({kills.Sum(k => k.Starts - 1)} extra starts: a server that restarted behind the trim exits and is started again)" : "")}"));
         text.AppendLine(inv, $"- verification: {(verification.Passed ? "PASSED" : "FAILED")}: {(verification.Converged ? "every server at ordinal " + verification.Ordinal + " with the same hash" : "servers DIVERGED")}; acknowledged appends {verification.Acknowledged}, lost {verification.Lost.Count}; checker {(verification.Check.Valid ? "valid" : "INVALID")} for serializable ({verification.Check.Stats.Transactions} transactions)");
         text.AppendLine();
         text.AppendLine(inv, $"Memory of the processes never killed (rule: drop the first 10 % of samples, bounded when the last quartile's mean resident set is within ±{BoundedChange:P0} of the first quartile's):");

@@ -185,9 +185,7 @@ public sealed class ListAppendWorkload
     private readonly TxnGenerator _generator;
     private readonly Lock _gate = new();
     private readonly bool _deleteRetired;
-    private readonly Dictionary<long, int> _inFlight = [];
-    private readonly HashSet<long> _retired = [];
-    private readonly Queue<long> _toDelete = new();
+    private readonly RetiredLists _retired = new(MaxWritesPerKey);
     private readonly Dictionary<long, long[]> _deleted = [];
     private readonly HashSet<long> _unverified = [];
     private readonly HashSet<long> _inDoubt = [];
@@ -222,7 +220,7 @@ public sealed class ListAppendWorkload
         {
             lock (_gate)
             {
-                return _toDelete.Count + _retired.Count;
+                return _retired.Pending;
             }
         }
     }
@@ -257,7 +255,10 @@ public sealed class ListAppendWorkload
             lock (_gate)
             {
                 mops = _generator.Next();
-                Began(mops);
+                if (_deleteRetired)
+                {
+                    _retired.Began(mops);
+                }
             }
 
             bool answered;
@@ -267,9 +268,12 @@ public sealed class ListAppendWorkload
             }
             finally
             {
-                lock (_gate)
+                if (_deleteRetired)
                 {
-                    Ended(mops);
+                    lock (_gate)
+                    {
+                        _retired.Ended(mops);
+                    }
                 }
             }
 
@@ -288,43 +292,6 @@ public sealed class ListAppendWorkload
         }
     }
 
-    /// <summary>Counts a generated transaction's lists in flight and notes the lists it retires (its append is the last a list gets). Under the gate.</summary>
-    private void Began(Mop[] mops)
-    {
-        foreach (var key in mops.Select(m => m.Key).Distinct())
-        {
-            _inFlight[key] = _inFlight.GetValueOrDefault(key) + 1;
-        }
-
-        foreach (var mop in mops)
-        {
-            if (mop.Kind == MopKind.Append && mop.Value == MaxWritesPerKey && _deleteRetired)
-            {
-                _retired.Add(mop.Key);
-            }
-        }
-    }
-
-    /// <summary>Ends a transaction's lists in flight; a retired list with none left is queued for its delete. Under the gate.</summary>
-    private void Ended(Mop[] mops)
-    {
-        foreach (var key in mops.Select(m => m.Key).Distinct())
-        {
-            var left = _inFlight[key] - 1;
-            if (left > 0)
-            {
-                _inFlight[key] = left;
-                continue;
-            }
-
-            _inFlight.Remove(key);
-            if (_retired.Remove(key))
-            {
-                _toDelete.Enqueue(key);
-            }
-        }
-    }
-
     private async Task RunDeleterAsync(IReadOnlyList<HyderClient> clients, int process, CancellationToken stop)
     {
         var turn = 0;
@@ -333,7 +300,7 @@ public sealed class ListAppendWorkload
             long key;
             lock (_gate)
             {
-                if (!_toDelete.TryDequeue(out key))
+                if (!_retired.TryTake(out key))
                 {
                     key = -1;
                 }
@@ -351,7 +318,7 @@ public sealed class ListAppendWorkload
                 {
                     lock (_gate)
                     {
-                        _toDelete.Enqueue(key);
+                        _retired.Again(key);
                     }
                 }
             }
