@@ -12,7 +12,11 @@ namespace Hyder.Soak;
 /// </summary>
 internal static class Plot
 {
-    /// <summary>The gnuplot script for <paramref name="csv"/>: two panels, RSS of <paramref name="processes"/> and disk of <paramref name="disks"/>, in MiB over minutes.</summary>
+    /// <summary>
+    /// The gnuplot script for <paramref name="csv"/>: two panels, RSS of <paramref name="processes"/> and disk of
+    /// <paramref name="disks"/>, in MiB over minutes. Each process's rows are picked with grep (a
+    /// filter inside <c>using</c> would leave undefined points between them, which break its line).
+    /// </summary>
     internal static string Script(string csv, string png, IReadOnlyList<string> processes, IReadOnlyList<string> disks)
     {
         static string Quote(string s) => "'" + s.Replace("'", "''", StringComparison.Ordinal) + "'";
@@ -26,10 +30,10 @@ internal static class Plot
         text.AppendLine("set xlabel 'minutes'");
         text.AppendLine("set ylabel 'resident set, MiB'");
         text.AppendLine("set title 'Resident set of every process (0 while a victim is down)'");
-        text.AppendLine(CultureInfo.InvariantCulture, $"plot for [p in {Quote(string.Join(' ', processes))}] {Quote(csv)} skip 1 using ($1/60):(strcol(2) eq p ? $5/1048576 : NaN) with lines title p");
+        text.AppendLine(CultureInfo.InvariantCulture, $"plot for [p in {Quote(string.Join(' ', processes))}] sprintf(\"< grep -F ',%s,' %s\", p, {Quote(csv)}) using ($1/60):($5/1048576) with lines title p");
         text.AppendLine("set ylabel 'on disk, MiB'");
         text.AppendLine("set title 'Bytes on disk of each data directory'");
-        text.AppendLine(CultureInfo.InvariantCulture, $"plot for [p in {Quote(string.Join(' ', disks))}] {Quote(csv)} skip 1 using ($1/60):(strcol(2) eq p ? $9/1048576 : NaN) with lines title p");
+        text.AppendLine(CultureInfo.InvariantCulture, $"plot for [p in {Quote(string.Join(' ', disks))}] sprintf(\"< grep -F ',%s,' %s\", p, {Quote(csv)}) using ($1/60):($9/1048576) with lines title p");
         text.AppendLine("unset multiplot");
         return text.ToString();
     }
