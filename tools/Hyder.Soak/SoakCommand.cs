@@ -182,9 +182,6 @@ internal static class SoakCommand
                 while (clock.Elapsed < end && !cancellationToken.IsCancellationRequested)
                 {
                     var batch = await SampleAsync(cluster, clients, clock.Elapsed).ConfigureAwait(false);
-                    batch = [.. batch.Select(b => cluster.All.First(p => p.Name == b.Process) is var p && cluster.DataDirectory(p) is { } data
-                        ? DiskUsage.Measure(data) is var d ? b with { Disk = d.Bytes, Segments = d.Segments, HighestSegment = d.HighestSegment } : b
-                        : b)];
                     samples.AddRange(batch);
                     foreach (var s in batch)
                     {
@@ -273,7 +270,15 @@ internal static class SoakCommand
                 }
             }
 
-            batch.Add(new Sample(elapsed, process.Name, process.Pid ?? 0, process.Starts, process.ResidentBytes() ?? 0, gen2, heap, committed));
+            var sample = new Sample(elapsed, process.Name, process.Pid ?? 0, process.Starts, process.ResidentBytes() ?? 0, gen2, heap, committed);
+            if (cluster.DataDirectory(process) is { } data)
+            {
+                // The files stay while a process is down, so its directory is measured whenever.
+                var disk = DiskUsage.Measure(data);
+                sample = sample with { Disk = disk.Bytes, Segments = disk.Segments, HighestSegment = disk.HighestSegment };
+            }
+
+            batch.Add(sample);
         }
 
         return batch;
