@@ -20,6 +20,13 @@ public sealed record KillLoopOptions
     /// <summary>Most time a victim stays dead.</summary>
     public TimeSpan MaxDowntime { get; init; } = TimeSpan.FromSeconds(2);
 
+    /// <summary>
+    /// Starts tried before a restart counts as failed (the loop then throws). More than 1 when the
+    /// log is trimmed under the victims: a server that restarts behind the trim exits and asks to be
+    /// started again (docs/server.md, "A server behind the trim"), as a supervisor would.
+    /// </summary>
+    public int StartAttempts { get; init; } = 1;
+
     /// <summary>Stop after this many kills (0: until cancelled).</summary>
     public int MaxKills { get; init; }
 }
@@ -29,7 +36,8 @@ public sealed record KillLoopOptions
 /// <param name="At">When it was killed, from the loop's start.</param>
 /// <param name="Downtime">How long it stayed dead.</param>
 /// <param name="Restart">How long its restart took until ready.</param>
-public sealed record KillRecord(string Victim, TimeSpan At, TimeSpan Downtime, TimeSpan Restart);
+/// <param name="Starts">Starts it took (more than 1 when a start failed, <see cref="KillLoopOptions.StartAttempts"/>).</param>
+public sealed record KillRecord(string Victim, TimeSpan At, TimeSpan Downtime, TimeSpan Restart, int Starts = 1);
 
 /// <summary>
 /// Kills processes with SIGKILL at random (seeded) moments, one at a time, and starts each again
@@ -91,11 +99,25 @@ public sealed class KillLoop
             _log($"{at.TotalSeconds,7:F1} s: SIGKILL {victim.Name}; restart in {downtime.TotalMilliseconds:F0} ms");
             await Task.Delay(downtime, CancellationToken.None).ConfigureAwait(false);
             var restart = Stopwatch.StartNew();
-            await victim.StartAsync(CancellationToken.None).ConfigureAwait(false);
-            _log($"{clock.Elapsed.TotalSeconds,7:F1} s: {victim.Name} ready again after {restart.Elapsed.TotalSeconds:F1} s");
+            var starts = 0;
+            while (true)
+            {
+                starts++;
+                try
+                {
+                    await victim.StartAsync(CancellationToken.None).ConfigureAwait(false);
+                    break;
+                }
+                catch (InvalidOperationException e) when (starts < _options.StartAttempts)
+                {
+                    _log($"{clock.Elapsed.TotalSeconds,7:F1} s: {victim.Name} did not start (attempt {starts} of {_options.StartAttempts}), starting it again: {e.Message.Split('\n')[^1].Trim()}");
+                }
+            }
+
+            _log($"{clock.Elapsed.TotalSeconds,7:F1} s: {victim.Name} ready again after {restart.Elapsed.TotalSeconds:F1} s{(starts > 1 ? $" and {starts} starts" : "")}");
             lock (_gate)
             {
-                _kills.Add(new KillRecord(victim.Name, at, downtime, restart.Elapsed));
+                _kills.Add(new KillRecord(victim.Name, at, downtime, restart.Elapsed, starts));
             }
         }
     }

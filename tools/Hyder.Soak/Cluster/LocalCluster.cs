@@ -32,6 +32,9 @@ public sealed record LocalClusterOptions
     /// <summary>Words added to every server's command line (for example <c>--checkpoint-every 2000</c>).</summary>
     public IReadOnlyList<string> ServerArguments { get; init; } = [];
 
+    /// <summary>Words added to every log unit's command line (for example <c>--slots-per-segment 1024</c>).</summary>
+    public IReadOnlyList<string> UnitArguments { get; init; } = [];
+
     /// <summary>Where each process runs (by name); loopback when null.</summary>
     public Func<string, Placement>? Place { get; init; }
 
@@ -97,6 +100,13 @@ public sealed class LocalCluster : IAsyncDisposable
         var cluster = new LocalCluster(options);
         cluster.Layout();
         return cluster;
+    }
+
+    /// <summary>The data directory of <paramref name="process"/> (the projection store and the log units keep files); null for the sequencer and the servers, which keep none.</summary>
+    public string? DataDirectory(ClusterProcess process)
+    {
+        ArgumentNullException.ThrowIfNull(process);
+        return process.Role is ProcessRole.Projection or ProcessRole.Unit ? Path.Combine(Options.Directory, "data", process.Name) : null;
     }
 
     /// <summary>Starts the projection store, the units, the sequencer, bootstraps the log (one chain per <see cref="LocalClusterOptions.Replicas"/> units), then the servers.</summary>
@@ -175,7 +185,7 @@ public sealed class LocalCluster : IAsyncDisposable
         {
             var name = $"unit-{i}";
             var at = place(name);
-            units.Add(Log(name, at, ports.Pick(at), "--role", "unit", "--data", Data(name)));
+            units.Add(Log(name, at, ports.Pick(at), ["--role", "unit", "--data", Data(name), .. o.UnitArguments]));
         }
 
         Units = units;

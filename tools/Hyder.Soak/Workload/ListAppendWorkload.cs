@@ -54,6 +54,18 @@ public static class ListCodec
     }
 }
 
+/// <summary>The lists a bounded workload deleted.</summary>
+/// <param name="Reads">Each deleted list's read in its delete transaction (recorded in the history): where its acknowledged appends are looked for.</param>
+/// <param name="Unverified">Lists deleted by a retry after a delete of unknown outcome: their reads are not in the history and their appends are not checked.</param>
+public sealed record DeletedLists(IReadOnlyDictionary<long, long[]> Reads, IReadOnlySet<long> Unverified)
+{
+    /// <summary>Nothing deleted.</summary>
+    public static DeletedLists None { get; } = new(new Dictionary<long, long[]>(), new HashSet<long>());
+
+    /// <summary>Whether <paramref name="key"/> was deleted.</summary>
+    public bool Contains(long key) => Reads.ContainsKey(key) || Unverified.Contains(key);
+}
+
 /// <summary>Counts of a workload's transactions by outcome.</summary>
 /// <param name="Ok">Committed (acknowledged).</param>
 /// <param name="Failed">Certainly not committed (aborted, or failed before commit was asked).</param>
@@ -153,31 +165,87 @@ public sealed class HistoryRecorder
 /// <see cref="HistoryRecorder"/>: a commit is <c>ok</c> (acknowledged), an abort or a failure before
 /// commit was asked is <c>fail</c>, a failed commit call is <c>info</c>.
 /// </summary>
+/// <remarks>
+/// A list retires after <see cref="MaxWritesPerKey"/> appends and a fresh key takes its place
+/// (Elle's scheme), so with <c>deleteRetired</c> off the database gains a list for every 32 appends.
+/// With it on, the data set is bounded: once a retired list has no transaction in flight, a deleter
+/// task reads it and deletes it in one serializable transaction. The read is recorded in the
+/// history like any read (the checker sees the whole, untruncated list; nothing checked reads the
+/// key afterwards, since the generator never names a retired key again) and is where the
+/// acknowledged appends of that list are looked for at the end (<see cref="Verifier"/>). A delete
+/// whose commit outcome is unknown is retried without recording its read (the list may already be
+/// gone, and an empty read after full ones is no list-append history); that list's appends are
+/// then counted as unverified instead of checked.
+/// </remarks>
 public sealed class ListAppendWorkload
 {
+    /// <summary>Appends after which a list retires.</summary>
+    public const int MaxWritesPerKey = 32;
+
     private readonly TxnGenerator _generator;
     private readonly Lock _gate = new();
+    private readonly bool _deleteRetired;
+    private readonly RetiredLists _retired = new(MaxWritesPerKey);
+    private readonly Dictionary<long, long[]> _deleted = [];
+    private readonly HashSet<long> _unverified = [];
+    private readonly HashSet<long> _inDoubt = [];
+    private long _deletesOk;
+    private long _deletesNotOk;
 
     /// <summary>Creates the workload.</summary>
     /// <param name="recorder">Where the history goes.</param>
     /// <param name="seed">The generator's seed.</param>
     /// <param name="activeKeys">Lists in use at a time.</param>
-    public ListAppendWorkload(HistoryRecorder recorder, int seed, int activeKeys = 8)
+    /// <param name="deleteRetired">Delete each retired list once nothing uses it (a bounded data set).</param>
+    public ListAppendWorkload(HistoryRecorder recorder, int seed, int activeKeys = 8, bool deleteRetired = false)
     {
         Recorder = recorder;
-        _generator = new TxnGenerator(new WorkloadOptions { Lists = true, Registers = false, ActiveKeys = activeKeys, MaxWritesPerKey = 32, MinOps = 1, MaxOps = 4 }, seed);
+        _deleteRetired = deleteRetired;
+        _generator = new TxnGenerator(new WorkloadOptions { Lists = true, Registers = false, ActiveKeys = activeKeys, MaxWritesPerKey = MaxWritesPerKey, MinOps = 1, MaxOps = 4 }, seed);
     }
 
     /// <summary>The history.</summary>
     public HistoryRecorder Recorder { get; }
+
+    /// <summary>Retired lists deleted so far (committed deletes).</summary>
+    public long DeletesOk => Interlocked.Read(ref _deletesOk);
+
+    /// <summary>Delete transactions that aborted, failed or whose outcome is unknown (each is tried again).</summary>
+    public long DeletesNotOk => Interlocked.Read(ref _deletesNotOk);
+
+    /// <summary>Retired lists waiting for their delete.</summary>
+    public int PendingDeletes
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _retired.Pending;
+            }
+        }
+    }
+
+    /// <summary>The deleted lists so far: each one's read in its delete transaction, and the lists whose read could not be recorded.</summary>
+    public DeletedLists Deleted
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return new DeletedLists(new Dictionary<long, long[]>(_deleted), new HashSet<long>(_unverified));
+            }
+        }
+    }
 
     /// <summary>Runs <paramref name="processes"/> client tasks, process p on <paramref name="clients"/>[p mod n], until <paramref name="stop"/>.</summary>
     /// <param name="clients">One client per server.</param>
     /// <param name="processes">Client tasks.</param>
     /// <param name="firstProcess">The first task's process number in the history.</param>
     /// <param name="stop">Ends the run; a transaction in flight then completes or is recorded as unknown.</param>
+    /// <remarks>With <c>deleteRetired</c>, one more task (process <paramref name="firstProcess"/> + <paramref name="processes"/>) deletes retired lists.</remarks>
     public Task RunAsync(IReadOnlyList<HyderClient> clients, int processes, int firstProcess, CancellationToken stop) =>
-        Task.WhenAll(Enumerable.Range(0, processes).Select(p => Task.Run(() => RunProcessAsync(clients[p % clients.Count], firstProcess + p, stop), CancellationToken.None)));
+        Task.WhenAll(Enumerable.Range(0, processes).Select(p => Task.Run(() => RunProcessAsync(clients[p % clients.Count], firstProcess + p, stop), CancellationToken.None))
+            .Append(_deleteRetired ? Task.Run(() => RunDeleterAsync(clients, firstProcess + processes, stop), CancellationToken.None) : Task.CompletedTask));
 
     private async Task RunProcessAsync(HyderClient client, int process, CancellationToken stop)
     {
@@ -187,9 +255,29 @@ public sealed class ListAppendWorkload
             lock (_gate)
             {
                 mops = _generator.Next();
+                if (_deleteRetired)
+                {
+                    _retired.Began(mops);
+                }
             }
 
-            if (!await RunOneAsync(client, process, mops).ConfigureAwait(false))
+            bool answered;
+            try
+            {
+                answered = await RunOneAsync(client, process, mops).ConfigureAwait(false);
+            }
+            finally
+            {
+                if (_deleteRetired)
+                {
+                    lock (_gate)
+                    {
+                        _retired.Ended(mops);
+                    }
+                }
+            }
+
+            if (!answered)
             {
                 // The server is down or unreachable: do not spin against it.
                 try
@@ -201,6 +289,140 @@ public sealed class ListAppendWorkload
                     return;
                 }
             }
+        }
+    }
+
+    private async Task RunDeleterAsync(IReadOnlyList<HyderClient> clients, int process, CancellationToken stop)
+    {
+        var turn = 0;
+        while (!stop.IsCancellationRequested)
+        {
+            long key;
+            lock (_gate)
+            {
+                if (!_retired.TryTake(out key))
+                {
+                    key = -1;
+                }
+            }
+
+            bool deleted;
+            if (key < 0)
+            {
+                deleted = false;
+            }
+            else
+            {
+                deleted = await DeleteOneAsync(clients[turn++ % clients.Count], process, key).ConfigureAwait(false);
+                if (!deleted)
+                {
+                    lock (_gate)
+                    {
+                        _retired.Again(key);
+                    }
+                }
+            }
+
+            if (!deleted)
+            {
+                try
+                {
+                    await Task.Delay(50, stop).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// <summary>Reads and deletes one retired list in one serializable transaction; true when it committed.</summary>
+    private async Task<bool> DeleteOneAsync(HyderClient client, int process, long key)
+    {
+        bool inDoubt;
+        lock (_gate)
+        {
+            inDoubt = _inDoubt.Contains(key);
+        }
+
+        // After a delete of unknown outcome the list may be gone: its read is not recorded.
+        if (!inDoubt)
+        {
+            Recorder.Invoke(process, [Mop.ReadUnknown(key)]);
+        }
+
+        HyderTransaction? tx = null;
+        long[] list;
+        try
+        {
+            tx = await client.BeginAsync(IsolationLevel.Serializable).ConfigureAwait(false);
+            list = ListCodec.Decode(await tx.GetAsync(ListCodec.Key(key)).ConfigureAwait(false));
+            await tx.DeleteAsync(ListCodec.Key(key)).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is HyderException or InvalidOperationException or OperationCanceledException or HttpRequestException or IOException)
+        {
+            if (!inDoubt)
+            {
+                Recorder.Fail(process);
+            }
+
+            Interlocked.Increment(ref _deletesNotOk);
+            await DisposeQuietlyAsync(tx).ConfigureAwait(false);
+            return false;
+        }
+
+        try
+        {
+            await tx.CommitAsync().ConfigureAwait(false);
+            lock (_gate)
+            {
+                if (inDoubt)
+                {
+                    _unverified.Add(key);
+                }
+                else
+                {
+                    _deleted[key] = list;
+                }
+            }
+
+            if (!inDoubt)
+            {
+                Recorder.Ok(process, [Mop.Read(key, list)]);
+            }
+
+            Interlocked.Increment(ref _deletesOk);
+            return true;
+        }
+        catch (TransactionAbortedException)
+        {
+            if (!inDoubt)
+            {
+                Recorder.Fail(process);
+            }
+
+            Interlocked.Increment(ref _deletesNotOk);
+            return false;
+        }
+        catch (Exception e) when (e is HyderException or InvalidOperationException or OperationCanceledException or HttpRequestException or IOException)
+        {
+            if (!inDoubt)
+            {
+                Recorder.Info(process);
+            }
+
+            lock (_gate)
+            {
+                _inDoubt.Add(key);
+            }
+
+            Interlocked.Increment(ref _deletesNotOk);
+            return false;
+        }
+        finally
+        {
+            await DisposeQuietlyAsync(tx).ConfigureAwait(false);
         }
     }
 

@@ -39,13 +39,23 @@ public static class Verifier
     public const int ReadBatch = 1000;
 
     /// <summary>Verifies; the workload must have stopped. <paramref name="firstProcess"/> numbers the final readers in the history.</summary>
-    public static async Task<Verification> VerifyAsync(IReadOnlyList<HyderClient> clients, HistoryRecorder recorder, int firstProcess, TimeSpan timeout, CancellationToken cancellationToken = default)
+    public static Task<Verification> VerifyAsync(IReadOnlyList<HyderClient> clients, HistoryRecorder recorder, int firstProcess, TimeSpan timeout, CancellationToken cancellationToken = default) =>
+        VerifyAsync(clients, recorder, firstProcess, timeout, DeletedLists.None, cancellationToken);
+
+    /// <summary>
+    /// Verifies a run whose workload deleted lists (a bounded data set; the workload must have
+    /// stopped): the deleted lists in <paramref name="deleted"/> are not read at the end; their
+    /// acknowledged appends are looked for in the read of their delete transaction, and those of
+    /// unverified deletes are not looked for. <paramref name="firstProcess"/> numbers the final readers in the history.
+    /// </summary>
+    public static async Task<Verification> VerifyAsync(IReadOnlyList<HyderClient> clients, HistoryRecorder recorder, int firstProcess, TimeSpan timeout, DeletedLists deleted, CancellationToken cancellationToken = default)
     {
+        ArgumentNullException.ThrowIfNull(deleted);
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         deadline.CancelAfter(timeout);
         var (ordinal, hashes) = await ConvergeAsync(clients, deadline.Token).ConfigureAwait(false);
 
-        var keys = recorder.Build().Ops.SelectMany(o => o.Txn).Where(m => m.IsList).Select(m => m.Key).Distinct().Order().ToArray();
+        var keys = recorder.Build().Ops.SelectMany(o => o.Txn).Where(m => m.IsList && !deleted.Contains(m.Key)).Select(m => m.Key).Distinct().Order().ToArray();
         var finalReads = new List<Dictionary<long, long[]>>();
         for (var s = 0; s < clients.Count; s++)
         {
@@ -72,8 +82,10 @@ public static class Verifier
         for (var s = 0; s < finalReads.Count; s++)
         {
             var present = finalReads[s].SelectMany(kv => kv.Value.Select(v => (kv.Key, v))).ToHashSet();
-            lost.AddRange(acknowledged.Where(a => !present.Contains(a)).Select(a => $"server-{s + 1} list {a.Key} lacks {a.Value}"));
+            lost.AddRange(acknowledged.Where(a => !deleted.Contains(a.Key) && !present.Contains(a)).Select(a => $"server-{s + 1} list {a.Key} lacks {a.Value}"));
         }
+
+        lost.AddRange(acknowledged.Where(a => deleted.Reads.TryGetValue(a.Key, out var list) && !list.Contains(a.Value)).Select(a => $"deleted list {a.Key} lacked {a.Value} when it was deleted"));
 
         var check = HistoryChecker.Check(recorder.Build(), new CheckOptions { Model = ConsistencyModel.Serializable });
         return new Verification(ordinal, hashes, acknowledged.Count, lost, check);
