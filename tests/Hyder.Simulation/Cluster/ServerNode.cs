@@ -49,6 +49,9 @@ internal sealed class ServerNode
 
     public string Name { get; }
 
+    /// <summary>The failure cause of a transaction refused because the server does not serve yet (nothing sent).</summary>
+    public const string NotServing = "server starting or its log halted";
+
     /// <summary>The server once it has caught up and serves; null while it starts.</summary>
     public TransactionServer? Server => _server;
 
@@ -224,7 +227,7 @@ internal sealed class ServerNode
         if (_server is not { } server || _log.Halted)
         {
             // Still starting: nothing was sent.
-            return (TxnOutcome.Fail, null, "server starting or its log halted");
+            return (TxnOutcome.Fail, null, NotServing);
         }
 
         var completed = new Mop[mops.Length];

@@ -72,6 +72,7 @@ internal sealed partial class SimCluster
                     _history.Fail(process);
                     Stats.Fail("server down (nothing sent)");
                     Trace.Add($"p{process} fail: {server} is down");
+                    await BackOffAsync();
                     continue;
                 }
 
@@ -87,6 +88,11 @@ internal sealed partial class SimCluster
                     case TxnOutcome.Fail:
                         _history.Fail(process);
                         Stats.Fail(cause!);
+                        if (completed is null && cause == ServerNode.NotServing)
+                        {
+                            await BackOffAsync();
+                        }
+
                         break;
                     default:
                         _history.Info(process);
@@ -140,6 +146,11 @@ internal sealed partial class SimCluster
         a.Partitioned += Network.Partitions > 0 ? 1 : 0;
         a.LogImpaired += unitsDown > 0 || full || _sequencer is null || _reconfiguring ? 1 : 0;
     }
+
+    /// <summary>After a refusal of a server that is not serving, a client waits <see cref="SimOptions.RefusalBackoff"/> to twice that (none by default).</summary>
+    private Task BackOffAsync() => Options.RefusalBackoff <= TimeSpan.Zero
+        ? Task.CompletedTask
+        : Task.Delay(Options.RefusalBackoff + TimeSpan.FromTicks(Scheduler.Random.NextInt64(Options.RefusalBackoff.Ticks)), Scheduler.Time);
 
     private T Pick<T>(IReadOnlyList<T> items) => items[Scheduler.Random.Next(items.Count)];
 

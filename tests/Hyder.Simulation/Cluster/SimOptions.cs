@@ -55,6 +55,12 @@ public sealed record SimOptions
     /// </summary>
     public int CommitTarget { get; init; }
 
+    /// <summary>
+    /// After a refusal of a server that is not serving (down, or starting), a client waits this
+    /// to twice this before its next transaction, on top of the usual 1-5 ms (zero: no wait).
+    /// </summary>
+    public TimeSpan RefusalBackoff { get; init; }
+
     /// <summary>The long mode (<see cref="LongRun"/>): in the replay line as <c>--long</c>.</summary>
     public bool Long { get; init; }
 
@@ -73,6 +79,7 @@ public sealed record SimOptions
         CommitTarget = 1000,
         Duration = TimeSpan.FromSeconds(300),
         CheckpointEvery = 100,
+        RefusalBackoff = TimeSpan.FromMilliseconds(20),
     };
 
     /// <summary>Planted bug: log units acknowledge writes before their fsync (the mutation test).</summary>
