@@ -200,6 +200,18 @@ public sealed class SimulationTests(ITestOutputHelper output)
         Assert.EndsWith("--duration-ms 300000 --long", SimOptions.LongRun(7, FaultProfile.Crash).ReplayLine);
     }
 
+    [Fact]
+    public void ARefusedClientBacksOffWhenTheRunSaysSo()
+    {
+        static int Refusals(SimResult r) => r.Stats.FailCauses.Where(c => c.Key.StartsWith("server", StringComparison.Ordinal)).Sum(c => c.Value);
+        var eager = RunAndReport(new SimOptions { Seed = 11, Faults = FaultProfile.Crash });
+        var patient = RunAndReport(new SimOptions { Seed = 11, Faults = FaultProfile.Crash, RefusalBackoff = TimeSpan.FromMilliseconds(20) });
+        Assert.True(eager.Passed, eager.Describe());
+        Assert.True(patient.Passed, patient.Describe());
+        Assert.True(Refusals(eager) > 100, $"only {Refusals(eager)} refusals without the back-off");
+        Assert.True(Refusals(patient) * 2 < Refusals(eager), $"{Refusals(patient)} refusals with the back-off, {Refusals(eager)} without");
+    }
+
     /// <summary>
     /// The long mode: seeds of every profile commit 1,000 transactions each, before the cap, at
     /// the profile's fault density (crashes per second of virtual time as in the 1 s seeds), with
