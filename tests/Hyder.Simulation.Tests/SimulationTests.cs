@@ -38,7 +38,12 @@ public sealed class SimulationTests(ITestOutputHelper output)
         var crashesDuringTrim = 0;
         for (var seed = 1; seed <= 200; seed++)
         {
-            var result = RunAndReport(new SimOptions { Seed = seed, Faults = FaultProfile.Default });
+            // 2 s of virtual time with the refusal back-off: in the wall time that 1 s without it
+            // took, each seed commits more and meets twice the faults (docs/simulation.md, "Tests").
+            var result = RunAndReport(new SimOptions
+            {
+                Seed = seed, Faults = FaultProfile.Default, Duration = TimeSpan.FromSeconds(2), RefusalBackoff = TimeSpan.FromMilliseconds(20),
+            });
             committed += result.Stats.Committed;
             crashes += result.Stats.UnitCrashes + result.Stats.ServerCrashes + result.Stats.SequencerCrashes;
             serverCrashes += result.Stats.ServerCrashes;
@@ -58,7 +63,7 @@ public sealed class SimulationTests(ITestOutputHelper output)
         Assert.Empty(failures);
 
         // Not vacuous: the runs committed work and met faults.
-        Assert.True(committed > 200 * 15, $"only {committed} commits");
+        Assert.True(committed > 200 * 22, $"only {committed} commits");
         Assert.True(crashes > 50, $"only {crashes} crashes");
         Assert.True(serverCrashes > 50, $"only {serverCrashes} server crashes");
         Assert.True(checkpoints > 500, $"only {checkpoints} checkpoints written");
