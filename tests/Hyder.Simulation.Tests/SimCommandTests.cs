@@ -47,7 +47,9 @@ public sealed class SimCommandTests
         Assert.Equal(0, code);
         Assert.Contains("3 seeds passed (10..12) with faults 'default'", output);
         Assert.Contains("totals: txns ok", output);
-        Assert.Matches(@"per seed: \d+ transactions committed, \d+ ordinals melded", output);
+        Assert.Matches(@"per seed: \d+ transactions committed, \d+ ordinals melded, [\d.]+ s of virtual time with clients and faults", output);
+        Assert.Matches(@"while faults were on: servers serving \d+ %, starting \d+ %, down \d+ % of their time; log impaired \d+ %", output);
+        Assert.Matches(@"server starts: \d+ served after \d+ ms on average", output);
         Assert.Matches(@"trims: [\d.]+ per seed \(in \d of 3 seeds\); restarts from a checkpoint: [\d.]+ per seed \(in \d\); servers behind the trim: [\d.]+ per seed \(in \d\)", output);
 
         // Every failed attempt is counted under one cause, and the causes add up to the total.
@@ -55,5 +57,17 @@ public sealed class SimCommandTests
         var byCause = Regex.Matches(output, @"^\s+(\d+)\s+[\d.]+ %  (server down|server starting|refused|aborted by meld)", RegexOptions.Multiline);
         Assert.NotEmpty(byCause);
         Assert.Equal(failed, byCause.Sum(m => int.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture)));
+    }
+
+    [Fact]
+    public void LongTakesTheLongModeAndADurationCapsIt()
+    {
+        // The long mode's own figures are the Stress test's; here the cap: 200 ms, not 1,000 commits.
+        var (code, output, _) = Run("--seeds", "1", "--long", "--faults", "none", "--duration-ms", "200");
+        Assert.Equal(0, code);
+        Assert.Contains("1 seeds passed (1..1) with faults 'none'", output);
+        Assert.Contains("ordinals melded, 0.2 s of virtual time with clients and faults", output);
+        var committed = int.Parse(Regex.Match(output, @"per seed: (\d+) transactions committed").Groups[1].Value, CultureInfo.InvariantCulture);
+        Assert.InRange(committed, 1, 999);
     }
 }

@@ -4,7 +4,7 @@ using Hyder.Simulation.Cluster;
 using Hyder.Simulation.Faults;
 using Hyder.Tree;
 
-// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D]
+// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long]
 return SimCommand.Run(args, Console.Out, Console.Error);
 
 /// <summary>The `sim` command line (docs/simulation.md).</summary>
@@ -18,11 +18,18 @@ internal static class SimCommand
         double minutes = 0;
         var faults = FaultProfile.Default;
         var isolation = IsolationLevel.Serializable;
-        var duration = TimeSpan.FromSeconds(1);
+        TimeSpan? duration = null;
+        var longMode = false;
         try
         {
             for (var i = 0; i < args.Length; i++)
             {
+                if (args[i] == "--long")
+                {
+                    longMode = true;
+                    continue;
+                }
+
                 var value = i + 1 < args.Length ? args[i + 1] : throw new ArgumentException($"{args[i]} needs a value");
                 switch (args[i])
                 {
@@ -54,14 +61,18 @@ internal static class SimCommand
         catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
         {
             error.WriteLine($"sim: {e.Message}");
-            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash] [--isolation serializable|si] [--duration-ms D]");
+            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash] [--isolation serializable|si] [--duration-ms D] [--long]");
             return 2;
         }
 
-        SimOptions Options(long s, bool verbose) => new()
+        SimOptions Options(long s, bool verbose)
         {
-            Seed = s, Faults = faults, Isolation = isolation, Duration = duration, Verbose = verbose, Output = verbose ? output : null,
-        };
+            var o = longMode ? SimOptions.LongRun(s, faults) : new SimOptions { Seed = s, Faults = faults };
+            return o with
+            {
+                Isolation = isolation, Duration = duration ?? o.Duration, Verbose = verbose, Output = verbose ? output : null,
+            };
+        }
 
         if (seed is { } one)
         {
@@ -108,11 +119,17 @@ internal static class SimCommand
 
         output.WriteLine($"{ran} seeds passed ({start}..{start + ran - 1}) with faults '{faults.Name}' in {clock.Elapsed.TotalSeconds:F1} s");
         output.WriteLine($"totals: {totals}");
-        output.WriteLine($"per seed: {(double)totals.Committed / ran:F0} transactions committed, {(double)totals.Ordinals / ran:F0} ordinals melded");
+        output.WriteLine($"per seed: {(double)totals.Committed / ran:F0} transactions committed, {(double)totals.Ordinals / ran:F0} ordinals melded, {totals.FaultyTime.TotalSeconds / ran:F1} s of virtual time with clients and faults");
         output.WriteLine(
             $"trims: {(double)totals.Trims / ran:F1} per seed (in {seedsTrimmed} of {ran} seeds); "
             + $"restarts from a checkpoint: {(double)totals.CheckpointRestarts / ran:F2} per seed (in {seedsRestartedFromCheckpoint}); "
             + $"servers behind the trim: {(double)totals.BehindTrim / ran:F2} per seed (in {seedsBehindTrim})");
+        output.WriteLine($"while faults were on: {totals.Availability}");
+        output.WriteLine(
+            $"server starts: {totals.Startups} served after {totals.StartupTime.TotalMilliseconds / Math.Max(1, totals.Startups):F0} ms on average "
+            + $"({totals.CheckpointLoadTime.TotalMilliseconds / Math.Max(1, totals.Startups):F0} ms of it to the first meld: settings, checkpoint), "
+            + $"{totals.StartupsAbandoned} abandoned (crashed or failed before serving); "
+            + $"commit latency {totals.CommitLatency.TotalMilliseconds / Math.Max(1, totals.Committed):F1} ms on average");
         output.WriteLine("failed attempts by cause:");
         foreach (var (cause, count) in totals.FailCauses.OrderByDescending(c => c.Value).ThenBy(c => c.Key, StringComparer.Ordinal))
         {

@@ -37,6 +37,8 @@ internal sealed class ServerNode
     private readonly TaskCompletionSource _crashed = new();
     private TransactionServer? _server;
     private long _melded;
+    private long _startedAt;
+    private long? _firstMeldAt;
 
     public ServerNode(SimCluster cluster, string name, LogClient client)
     {
@@ -46,6 +48,9 @@ internal sealed class ServerNode
     }
 
     public string Name { get; }
+
+    /// <summary>The failure cause of a transaction refused because the server does not serve yet (nothing sent).</summary>
+    public const string NotServing = "server starting or its log halted";
 
     /// <summary>The server once it has caught up and serves; null while it starts.</summary>
     public TransactionServer? Server => _server;
@@ -62,6 +67,7 @@ internal sealed class ServerNode
     /// <summary>Starts the server: agree on the settings (the first server writes them), replay the log, catch up, serve.</summary>
     public async Task StartAsync()
     {
+        _startedAt = _cluster.Scheduler.Now;
         var options = new ServerOptions
         {
             ServerId = Name,
@@ -111,6 +117,10 @@ internal sealed class ServerNode
         }
 
         _server = server;
+        var now = _cluster.Scheduler.Now;
+        _cluster.Stats.Startups++;
+        _cluster.Stats.StartupTime += TimeSpan.FromTicks(now - _startedAt);
+        _cluster.Stats.CheckpointLoadTime += TimeSpan.FromTicks((_firstMeldAt ?? now) - _startedAt);
 
         // A server started from a checkpoint and with nothing to meld since stands at its barrier.
         _melded = Math.Max(_melded, server.LastMelded);
@@ -124,6 +134,11 @@ internal sealed class ServerNode
     {
         // No cancellation and no DisposeAsync: a crashed process does not clean up. Its log fails
         // every call from now on, so its reader and maintenance loops end at their next step.
+        if (_server is null && !_log.Halted)
+        {
+            _cluster.Stats.StartupsAbandoned++;
+        }
+
         _log.Halt();
         _crashed.TrySetResult();
     }
@@ -193,6 +208,7 @@ internal sealed class ServerNode
             return;
         }
 
+        _firstMeldAt ??= _cluster.Scheduler.Now;
         var hash = TreeInspector.StateHash(current.Root);
         _cluster.Trace.Add($"{Name} meld #{ordinal} {(outcome.Committed ? "commit" : "abort " + outcome.Cause)} state {hash:x16}");
         _cluster.Invariants.Melded(Name, ordinal, outcome.Committed, hash);
@@ -211,7 +227,7 @@ internal sealed class ServerNode
         if (_server is not { } server || _log.Halted)
         {
             // Still starting: nothing was sent.
-            return (TxnOutcome.Fail, null, "server starting or its log halted");
+            return (TxnOutcome.Fail, null, NotServing);
         }
 
         var completed = new Mop[mops.Length];

@@ -30,14 +30,19 @@ internal sealed partial class SimCluster
             _ = Scheduler.Spawn(() => ClientAsync(process, $"s{process % Options.Servers}", generator));
         }
 
+        // Clients and faults run for the duration, or (with a commit target) until the clients
+        // committed that many transactions, the duration being the cap.
+        var faultsFrom = Scheduler.Now;
         var end = Scheduler.Now + Options.Duration.Ticks;
-        while (Scheduler.Now < end && Failure is null)
+        while (Scheduler.Now < end && Failure is null && (Options.CommitTarget == 0 || Stats.Committed < Options.CommitTarget))
         {
             await Task.Delay(Options.Faults.FaultInterval, Scheduler.Time);
+            Sample();
             InjectFault();
         }
 
         // Settle: no new transactions, no more faults, every node back up.
+        Stats.FaultyTime = TimeSpan.FromTicks(Scheduler.Now - faultsFrom);
         _clientsStop = true;
         Network.FaultsOn = false;
         Network.HealAll();
@@ -67,19 +72,27 @@ internal sealed partial class SimCluster
                     _history.Fail(process);
                     Stats.Fail("server down (nothing sent)");
                     Trace.Add($"p{process} fail: {server} is down");
+                    await BackOffAsync();
                     continue;
                 }
 
+                var began = Scheduler.Now;
                 var (outcome, completed, cause) = await live.ExecuteAsync(mops, Options.Isolation);
                 switch (outcome)
                 {
                     case TxnOutcome.Ok:
                         _history.Ok(process, completed!);
                         Stats.Committed++;
+                        Stats.CommitLatency += TimeSpan.FromTicks(Scheduler.Now - began);
                         break;
                     case TxnOutcome.Fail:
                         _history.Fail(process);
                         Stats.Fail(cause!);
+                        if (completed is null && cause == ServerNode.NotServing)
+                        {
+                            await BackOffAsync();
+                        }
+
                         break;
                     default:
                         _history.Info(process);
@@ -87,7 +100,7 @@ internal sealed partial class SimCluster
                         break;
                 }
 
-                Trace.Add($"p{process} {outcome}{(completed is null ? "" : ": " + string.Join(", ", completed.Select(m => m.ToString())))}");
+                Trace.Add($"p{process} {outcome}{(cause is null ? "" : " (" + cause + ")")}{(completed is null ? "" : ": " + string.Join(", ", completed.Select(m => m.ToString())))}");
             }
         }
         catch (Exception e)
@@ -99,6 +112,45 @@ internal sealed partial class SimCluster
             _clientsRunning--;
         }
     }
+
+    /// <summary>
+    /// Counts, once per injector step (so the counts are shares of the faulty time), what state
+    /// each server and the log are in: where the time of a run goes (docs/simulation.md).
+    /// </summary>
+    private void Sample()
+    {
+        var a = Stats.Availability;
+        a.Samples++;
+        foreach (var s in _servers.Values)
+        {
+            if (s is null)
+            {
+                a.ServerDown++;
+            }
+            else if (s.Server is null)
+            {
+                a.ServerStarting++;
+            }
+            else
+            {
+                a.ServerServing++;
+            }
+        }
+
+        var unitsDown = _units.Count(u => _live[u] is null);
+        var full = _disks.Values.Any(d => d.Full);
+        a.UnitDown += unitsDown > 0 ? 1 : 0;
+        a.DiskFull += full ? 1 : 0;
+        a.SequencerDown += _sequencer is null ? 1 : 0;
+        a.Reconfiguring += _reconfiguring ? 1 : 0;
+        a.Partitioned += Network.Partitions > 0 ? 1 : 0;
+        a.LogImpaired += unitsDown > 0 || full || _sequencer is null || _reconfiguring ? 1 : 0;
+    }
+
+    /// <summary>After a refusal of a server that is not serving, a client waits <see cref="SimOptions.RefusalBackoff"/> to twice that (none by default).</summary>
+    private Task BackOffAsync() => Options.RefusalBackoff <= TimeSpan.Zero
+        ? Task.CompletedTask
+        : Task.Delay(Options.RefusalBackoff + TimeSpan.FromTicks(Scheduler.Random.NextInt64(Options.RefusalBackoff.Ticks)), Scheduler.Time);
 
     private T Pick<T>(IReadOnlyList<T> items) => items[Scheduler.Random.Next(items.Count)];
 

@@ -398,9 +398,37 @@ public sealed class SimStats
     /// <summary>Servers that crashed while a prefix trim of theirs was on its way to the units.</summary>
     public int CrashesDuringTrim { get; set; }
 
+    /// <summary>Virtual time with clients and faults on (the duration, or less with a commit target).</summary>
+    public TimeSpan FaultyTime { get; set; }
+
+    /// <summary>Where the faulty time went (sampled every injector step).</summary>
+    public SimAvailability Availability { get; } = new();
+
+    /// <summary>Server incarnations that served, and the virtual time from their start to serving, summed.</summary>
+    public int Startups { get; set; }
+
+    /// <inheritdoc cref="Startups"/>
+    public TimeSpan StartupTime { get; set; }
+
+    /// <summary>Of <see cref="StartupTime"/>: the time to load the checkpoint (settings agreement, finding it, reading it), summed.</summary>
+    public TimeSpan CheckpointLoadTime { get; set; }
+
+    /// <summary>Server incarnations that crashed (or failed) before they served.</summary>
+    public int StartupsAbandoned { get; set; }
+
+    /// <summary>Committed transactions' latency (begin to outcome), summed.</summary>
+    public TimeSpan CommitLatency { get; set; }
+
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     public void Add(SimStats other)
     {
+        Availability.Add(other.Availability);
+        FaultyTime += other.FaultyTime;
+        Startups += other.Startups;
+        StartupTime += other.StartupTime;
+        CheckpointLoadTime += other.CheckpointLoadTime;
+        StartupsAbandoned += other.StartupsAbandoned;
+        CommitLatency += other.CommitLatency;
         Committed += other.Committed;
         Failed += other.Failed;
         foreach (var (cause, count) in other.FailCauses)
@@ -429,4 +457,67 @@ public sealed class SimStats
     /// <inheritdoc />
     public override string ToString() =>
         $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}, trims {Trims}, restarts from a checkpoint {CheckpointRestarts}, behind the trim {BehindTrim}; crashes during a checkpoint write {CrashesDuringCheckpointWrite}, during a trim {CrashesDuringTrim}";
+}
+
+/// <summary>
+/// Samples of the cluster's state, one per fault-injector step while faults are on: how much of
+/// the faulty time the servers served, and how much of it the log was impaired.
+/// </summary>
+public sealed class SimAvailability
+{
+    /// <summary>Injector steps sampled.</summary>
+    public long Samples { get; set; }
+
+    /// <summary>Server-samples with the server's process down (crashed, not restarted yet).</summary>
+    public long ServerDown { get; set; }
+
+    /// <summary>Server-samples with the server starting (loading a checkpoint, catching up).</summary>
+    public long ServerStarting { get; set; }
+
+    /// <summary>Server-samples with the server serving.</summary>
+    public long ServerServing { get; set; }
+
+    /// <summary>Samples with at least one log unit down.</summary>
+    public long UnitDown { get; set; }
+
+    /// <summary>Samples with at least one unit's disk full.</summary>
+    public long DiskFull { get; set; }
+
+    /// <summary>Samples with the sequencer down.</summary>
+    public long SequencerDown { get; set; }
+
+    /// <summary>Samples with a new epoch under way.</summary>
+    public long Reconfiguring { get; set; }
+
+    /// <summary>Samples with at least one partition.</summary>
+    public long Partitioned { get; set; }
+
+    /// <summary>Samples with a unit down, a disk full, the sequencer down or a new epoch under way: appends to some chain wait.</summary>
+    public long LogImpaired { get; set; }
+
+    /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
+    public void Add(SimAvailability other)
+    {
+        Samples += other.Samples;
+        ServerDown += other.ServerDown;
+        ServerStarting += other.ServerStarting;
+        ServerServing += other.ServerServing;
+        UnitDown += other.UnitDown;
+        DiskFull += other.DiskFull;
+        SequencerDown += other.SequencerDown;
+        Reconfiguring += other.Reconfiguring;
+        Partitioned += other.Partitioned;
+        LogImpaired += other.LogImpaired;
+    }
+
+    private static string Share(long n, long of) => $"{100.0 * n / Math.Max(1, of):F0} %";
+
+    /// <inheritdoc />
+    public override string ToString()
+    {
+        var servers = ServerDown + ServerStarting + ServerServing;
+        return $"servers serving {Share(ServerServing, servers)}, starting {Share(ServerStarting, servers)}, down {Share(ServerDown, servers)} of their time; "
+            + $"log impaired {Share(LogImpaired, Samples)} of the time (a unit down {Share(UnitDown, Samples)}, a disk full {Share(DiskFull, Samples)}, "
+            + $"sequencer down {Share(SequencerDown, Samples)}, new epoch under way {Share(Reconfiguring, Samples)}); a partition {Share(Partitioned, Samples)}";
+    }
 }

@@ -49,6 +49,39 @@ public sealed record SimOptions
     /// <summary>Each server appends a flush intention every this many ordinals (0: never).</summary>
     public long FlushEvery { get; init; } = 50;
 
+    /// <summary>
+    /// Clients and faults stop once the clients committed this many transactions (0: they run
+    /// for <see cref="Duration"/>, which is then only the cap).
+    /// </summary>
+    public int CommitTarget { get; init; }
+
+    /// <summary>
+    /// After a refusal of a server that is not serving (down, or starting), a client waits this
+    /// to twice this before its next transaction, on top of the usual 1-5 ms (zero: no wait).
+    /// </summary>
+    public TimeSpan RefusalBackoff { get; init; }
+
+    /// <summary>The long mode (<see cref="LongRun"/>): in the replay line as <c>--long</c>.</summary>
+    public bool Long { get; init; }
+
+    /// <summary>
+    /// The long mode: the same fault profile (so the same faults per second of virtual time and
+    /// the same mix), clients and faults until 1,000 transactions committed (at most 300 s of
+    /// virtual time), and a checkpoint every 100 ordinals per server instead of 10, since a
+    /// barrier every few ordinals aborts (<c>SnapshotBeforeCheckpoint</c>) most update
+    /// transactions whose commit waits out a fault (docs/simulation.md, "Long seeds").
+    /// </summary>
+    public static SimOptions LongRun(long seed, FaultProfile faults) => new()
+    {
+        Seed = seed,
+        Faults = faults,
+        Long = true,
+        CommitTarget = 1000,
+        Duration = TimeSpan.FromSeconds(300),
+        CheckpointEvery = 100,
+        RefusalBackoff = TimeSpan.FromMilliseconds(20),
+    };
+
     /// <summary>Planted bug: log units acknowledge writes before their fsync (the mutation test).</summary>
     public bool PlantAckBeforeSync { get; init; }
 
@@ -59,5 +92,5 @@ public sealed record SimOptions
     public long PlantTrimBeyondRule { get; init; }
 
     /// <summary>The replay line for this run.</summary>
-    public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}";
+    public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}{(Long ? " --long" : "")}";
 }

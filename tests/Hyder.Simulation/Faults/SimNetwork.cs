@@ -33,6 +33,9 @@ public sealed class SimNetwork(SimScheduler scheduler, FaultProfile faults, Trac
     /// <summary>Registers the node <paramref name="name"/>: <paramref name="target"/> answers its live object, or null while it is down.</summary>
     public void Register(string name, Func<object?> target) => _targets[name] = target;
 
+    /// <summary>Pairs of nodes cut apart now.</summary>
+    public int Partitions => _cuts.Count / 2;
+
     /// <summary>Cuts <paramref name="a"/> and <paramref name="b"/> apart.</summary>
     public void Cut(string a, string b)
     {
