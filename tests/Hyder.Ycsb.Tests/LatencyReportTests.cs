@@ -202,4 +202,29 @@ public class LatencyReportTests(ITestOutputHelper output)
 
     private static double Normal(ref Rng rng) =>
         Math.Sqrt(-2 * Math.Log(1 - rng.NextDouble())) * Math.Cos(2 * Math.PI * rng.NextDouble());
+
+    /// <summary>
+    /// HdrHistogram throws for a percentile of an empty histogram. A status interval in which no
+    /// transaction finished (a short one at the end of the warm-up, a stalled server) and a run in
+    /// which none did print "-" instead of ending the run.
+    /// </summary>
+    [Fact]
+    public void AStatusLineAndASummaryWithNoFinishedTransactionPrintADash()
+    {
+        var empty = new Measurements();
+        var status = new StringWriter();
+        new RunStatus(status).Status(new StatusSnapshot(TimeSpan.FromSeconds(5), TimeSpan.FromMilliseconds(1), empty, 64, WarmingUp: true, 0));
+        Assert.Contains("p50 -, p99 -, in-flight 64", status.ToString(), StringComparison.Ordinal);
+
+        var summary = new StringWriter();
+        Report.Build(new PhaseResult("run", empty, TimeSpan.FromSeconds(10), 0)).WriteSummary(summary);
+        Assert.Contains("p50 -, p95 -, p99 -, p99.9 -", summary.ToString(), StringComparison.Ordinal);
+
+        // With a transaction recorded, the figures are there.
+        empty.Record(Series.Transaction, 7_210);
+        status.GetStringBuilder().Clear();
+        new RunStatus(status).Status(new StatusSnapshot(TimeSpan.FromSeconds(6), TimeSpan.FromSeconds(1), empty, 64, WarmingUp: false, 1));
+        Assert.Contains("p50 7.21 ms, p99 7.21 ms", status.ToString(), StringComparison.Ordinal);
+    }
 }
+

@@ -19,7 +19,7 @@ internal sealed class RunStatus(TextWriter writer) : IStatusSink
             string.Create(CultureInfo.InvariantCulture, $" {AbortCauses.Name(c)} {m.AbortsOf(c) / seconds:0.0}"));
         var tx = m[Series.Transaction];
         writer.WriteLine(line + string.Concat(aborts) + string.Create(CultureInfo.InvariantCulture,
-            $", p50 {tx.GetValueAtPercentile(50) / 1000.0:0.00} ms, p99 {tx.GetValueAtPercentile(99) / 1000.0:0.00} ms, in-flight {s.InFlight}"));
+            $", p50 {Percentiles.Milliseconds(tx, 50)}, p99 {Percentiles.Milliseconds(tx, 99)}, in-flight {s.InFlight}"));
     }
 
     public void Finished(PhaseResult result)

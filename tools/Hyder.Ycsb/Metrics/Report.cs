@@ -135,7 +135,7 @@ internal sealed class Report
         writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"# Summary: {m.Committed / seconds:N0} committed transactions/s over {seconds:0.0} s: {m.Committed:N0} committed, {m.Aborted:N0} attempts aborted ({(attempts == 0 ? 0 : 100.0 * m.Aborted / attempts):0.00} %{(causes.Length > 0 ? ": " + causes : "")}), {m.GaveUp:N0} given up"));
         writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"#   transaction latency (retries included): p50 {tx.GetValueAtPercentile(50) / 1000.0:0.00} ms, p95 {tx.GetValueAtPercentile(95) / 1000.0:0.00} ms, p99 {tx.GetValueAtPercentile(99) / 1000.0:0.00} ms, p99.9 {tx.GetValueAtPercentile(99.9) / 1000.0:0.00} ms"));
+            $"#   transaction latency (retries included): p50 {Percentiles.Milliseconds(tx, 50)}, p95 {Percentiles.Milliseconds(tx, 95)}, p99 {Percentiles.Milliseconds(tx, 99)}, p99.9 {Percentiles.Milliseconds(tx, 99.9)}"));
         if (m.BoundRejected > 0)
         {
             writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
