@@ -41,12 +41,15 @@ public sealed class ReadYourWritesClusterTests(ITestOutputHelper output)
 
     /// <summary>
     /// One client object whose channel balances calls round robin over both servers (the gRPC
-    /// client's own load balancing): its own session is enough, nothing is shared by hand.
+    /// client's own load balancing): its own session is enough, nothing is shared by hand. Round
+    /// robin sends every write to one server and every read to the other, and which is which is
+    /// not ours to choose: when the reads land on the server whose meld is not slowed, a peer's
+    /// broadcast block wakes its reader at once and it is rarely behind, so this test asserts the
+    /// guarantee and that the calls did alternate; the control that the token matters is
+    /// <see cref="WithoutTheTokenTheLaggingServerAnswersReadsFromBeforeTheClientsWrite"/>.
     /// </summary>
-    [Theory]
-    [InlineData(true)]
-    [InlineData(false)]
-    public async Task OneClientWhoseCallsAlternateBetweenServersReadsItsOwnWritesOnlyWithTheToken(bool readYourWrites)
+    [Fact]
+    public async Task OneClientWhoseCallsAlternateBetweenServersReadsItsOwnWrites()
     {
         await using var cluster = await LaggingClusterAsync();
         var handler = new SocketsHttpHandler { EnableMultipleHttp2Connections = true };
@@ -60,19 +63,15 @@ public sealed class ReadYourWritesClusterTests(ITestOutputHelper output)
             ServiceConfig = new ServiceConfig { LoadBalancingConfigs = { new RoundRobinConfig() } },
             ServiceProvider = provider,
         });
-        var settings = new HyderClientSettings { Endpoint = cluster.Addresses[0], Timeout = TimeSpan.FromSeconds(20), MaxRetries = 100, ReadYourWrites = readYourWrites };
+        var settings = new HyderClientSettings { Endpoint = cluster.Addresses[0], Timeout = TimeSpan.FromSeconds(20), MaxRetries = 100, ReadYourWrites = true };
         await using var client = new HyderClient(settings, new Api.V1.Hyder.HyderClient(channel));
         var run = new Run();
-        await AlternateAsync([client, client], run, s_key, 300);
-        output.WriteLine($"one balanced client, token {(readYourWrites ? "on" : "off")}: {run}");
-        if (readYourWrites)
-        {
-            Assert.Equal(0, run.Stale);
-        }
-        else
-        {
-            Assert.True(run.Stale > 0, "no stale read without the token: the calls did not alternate, or the second server did not lag");
-        }
+        const int Transactions = 300;
+        await AlternateAsync([client, client], run, s_key, Transactions);
+        var calls = cluster.Servers.Select(s => s.Metrics.Appended + s.Metrics.ReadOnlyCommits).ToArray();
+        output.WriteLine($"one balanced client: {run}; calls per server (writes + reads): {string.Join(", ", calls)}");
+        Assert.Equal(0, run.Stale);
+        Assert.All(calls, c => Assert.True(c >= Transactions / 2, $"calls per server {string.Join(", ", calls)}: the client did not alternate between the servers"));
     }
 
     [Fact]
