@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using Grpc.Core;
 using Grpc.Health.V1;
 using Grpc.Net.Client;
@@ -91,18 +92,16 @@ public sealed class CatchUpHealthTests
     }
 
     /// <summary>A log whose reads at or past <c>holdFrom</c> wait until <see cref="Release"/>; <see cref="Held"/> tells the first such address.</summary>
-    private sealed class GatedLog(ISharedLog inner, long holdFrom) : ISharedLog
+    private sealed class GatedLog(ISharedLog inner, long holdFrom) : DelegatingLog(inner)
     {
         private readonly TaskCompletionSource<long> _held = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly TaskCompletionSource _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
         public Task<long> Held => _held.Task;
 
-        public int BlockSize => inner.BlockSize;
-
         public void Release() => _released.TrySetResult();
 
-        public async ValueTask<LogRead> ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default)
+        public override async ValueTask<LogRead> ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default)
         {
             if (address >= holdFrom)
             {
@@ -110,21 +109,8 @@ public sealed class CatchUpHealthTests
                 await _released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
             }
 
-            return await inner.ReadAsync(address, destination, cancellationToken).ConfigureAwait(false);
+            return await Inner.ReadAsync(address, destination, cancellationToken).ConfigureAwait(false);
         }
 
-        public ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default) => inner.AppendAsync(block, cancellationToken);
-
-        public ValueTask<LogEntryKind> FillAsync(long address, CancellationToken cancellationToken = default) => inner.FillAsync(address, cancellationToken);
-
-        public ValueTask TrimAsync(long address, CancellationToken cancellationToken = default) => inner.TrimAsync(address, cancellationToken);
-
-        public ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default) => inner.PrefixTrimAsync(before, cancellationToken);
-
-        public ValueTask<long> TailAsync(CancellationToken cancellationToken = default) => inner.TailAsync(cancellationToken);
-
-        public IAsyncEnumerable<LogRecord> SubscribeAsync(long from, CancellationToken cancellationToken = default) => inner.SubscribeAsync(from, cancellationToken);
-
-        public ValueTask DisposeAsync() => ValueTask.CompletedTask;
     }
 }

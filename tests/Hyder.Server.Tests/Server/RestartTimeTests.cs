@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using System.Diagnostics;
 using Hyder.Log;
 using Hyder.Log.Embedded;
@@ -75,32 +76,17 @@ public sealed class RestartTimeTests(ITestOutputHelper output)
         return (counting.Reads, clock.Elapsed, tail);
     }
 
-    private sealed class CountingLog(ISharedLog inner) : ISharedLog
+    private sealed class CountingLog(ISharedLog inner) : DelegatingLog(inner)
     {
         private long _reads;
 
         public long Reads => Interlocked.Read(ref _reads);
 
-        public int BlockSize => inner.BlockSize;
-
-        public ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default) => inner.AppendAsync(block, cancellationToken);
-
-        public ValueTask<LogRead> ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default)
+        public override ValueTask<LogRead> ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default)
         {
             Interlocked.Increment(ref _reads);
-            return inner.ReadAsync(address, destination, cancellationToken);
+            return Inner.ReadAsync(address, destination, cancellationToken);
         }
 
-        public ValueTask<LogEntryKind> FillAsync(long address, CancellationToken cancellationToken = default) => inner.FillAsync(address, cancellationToken);
-
-        public ValueTask TrimAsync(long address, CancellationToken cancellationToken = default) => inner.TrimAsync(address, cancellationToken);
-
-        public ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default) => inner.PrefixTrimAsync(before, cancellationToken);
-
-        public ValueTask<long> TailAsync(CancellationToken cancellationToken = default) => inner.TailAsync(cancellationToken);
-
-        public IAsyncEnumerable<LogRecord> SubscribeAsync(long from, CancellationToken cancellationToken = default) => inner.SubscribeAsync(from, cancellationToken);
-
-        public ValueTask DisposeAsync() => ValueTask.CompletedTask;
     }
 }

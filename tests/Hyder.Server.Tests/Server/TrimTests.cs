@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using Hyder.Log;
 using Hyder.Log.Embedded;
 using Hyder.Log.Storage;
@@ -270,33 +271,17 @@ public sealed class TrimTests
     }
 
     /// <summary>A log whose appends of chosen blocks wait for <paramref name="release"/> (never, if null) or until cancelled: a writer that stops mid-write, or a slow one.</summary>
-    private sealed class GatedLog(ISharedLog inner, Func<ReadOnlyMemory<byte>, bool> hang, Task? release = null) : ISharedLog
+    private sealed class GatedLog(ISharedLog inner, Func<ReadOnlyMemory<byte>, bool> hang, Task? release = null) : DelegatingLog(inner)
     {
-        public int BlockSize => inner.BlockSize;
-
-        public async ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
+        public override async ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
         {
             if (hang(block))
             {
                 await (release ?? Task.Delay(Timeout.Infinite, cancellationToken)).WaitAsync(cancellationToken);
             }
 
-            return await inner.AppendAsync(block, cancellationToken);
+            return await Inner.AppendAsync(block, cancellationToken);
         }
 
-        public ValueTask<LogRead> ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default) => inner.ReadAsync(address, destination, cancellationToken);
-
-        public ValueTask<LogEntryKind> FillAsync(long address, CancellationToken cancellationToken = default) => inner.FillAsync(address, cancellationToken);
-
-        public ValueTask TrimAsync(long address, CancellationToken cancellationToken = default) => inner.TrimAsync(address, cancellationToken);
-
-        public ValueTask PrefixTrimAsync(long before, CancellationToken cancellationToken = default) => inner.PrefixTrimAsync(before, cancellationToken);
-
-        public ValueTask<long> TailAsync(CancellationToken cancellationToken = default) => inner.TailAsync(cancellationToken);
-
-        public IAsyncEnumerable<LogRecord> SubscribeAsync(long from, CancellationToken cancellationToken = default) => inner.SubscribeAsync(from, cancellationToken);
-
-        // The inner log belongs to the cluster.
-        public ValueTask DisposeAsync() => ValueTask.CompletedTask;
     }
 }
