@@ -235,7 +235,7 @@ public static class IntentionValidator
     private static bool Contains(Node? n, byte[] key) => Keys.Find(n, key) is not null;
 
     /// <summary>An inside node: sealed, one of the intention's ordinals; unsealed, one its transaction owns (the seal gives exactly those the ordinal).</summary>
-    private static bool Inside(Intention i, Node n) => i.IsSealed ? i.Contains(n) : n.Owner == i.ExecutorToken;
+    private static bool Inside(Intention i, Node n) => Serialization.OwnerRange.Of(i).Contains(n);
 
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private static void Reject(Intention i, string why) =>

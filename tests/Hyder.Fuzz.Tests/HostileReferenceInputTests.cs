@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using System.Buffers.Binary;
 using Hyder.Fuzz.Engine;
 using Hyder.Fuzz.Targets;
@@ -44,52 +45,27 @@ public sealed class HostileReferenceInputTests
     {
         var body = final[BlockFormat.HeaderSize..];
         var at = 8;
-        var count = (int)Varint(body, ref at);
+        var count = (int)Varints.Read(body, ref at);
         var parts = new List<long>();
         for (var i = 0; i < count; i++)
         {
-            parts.Add((long)Varint(body, ref at));
+            parts.Add((long)Varints.Read(body, ref at));
         }
 
-        var oldSnapshot = (long)Varint(body, ref at);
+        var oldSnapshot = (long)Varints.Read(body, ref at);
         if (part is { } p)
         {
             parts = [p];
         }
 
         var block = new List<byte>(final[..(BlockFormat.HeaderSize + 8)].ToArray());
-        Write(block, (ulong)parts.Count);
-        parts.ForEach(x => Write(block, (ulong)x));
-        Write(block, (ulong)(snapshot ?? oldSnapshot));
+        Varints.Write(block, (ulong)parts.Count);
+        parts.ForEach(x => Varints.Write(block, (ulong)x));
+        Varints.Write(block, (ulong)(snapshot ?? oldSnapshot));
         block.AddRange(body[at..].ToArray());
         var bytes = block.ToArray();
         BinaryPrimitives.WriteUInt32LittleEndian(bytes.AsSpan(6), (uint)bytes.Length);
         TreeCorpus.Reseal(bytes);
         return bytes;
-    }
-
-    private static ulong Varint(ReadOnlySpan<byte> span, ref int at)
-    {
-        ulong value = 0;
-        for (var shift = 0; ; shift += 7)
-        {
-            var b = span[at++];
-            value |= (ulong)(b & 0x7F) << shift;
-            if (b < 0x80)
-            {
-                return value;
-            }
-        }
-    }
-
-    private static void Write(List<byte> block, ulong value)
-    {
-        while (value >= 0x80)
-        {
-            block.Add((byte)(value | 0x80));
-            value >>= 7;
-        }
-
-        block.Add((byte)value);
     }
 }

@@ -1,3 +1,4 @@
+using Hyder.Testing;
 using System.Buffers.Binary;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
@@ -208,14 +209,14 @@ public sealed class HostileReferenceTests
     {
         var body = final.AsSpan(BlockFormat.HeaderSize);
         var at = 8;
-        var count = (int)Varint(body, ref at);
+        var count = (int)Varints.Read(body, ref at);
         var oldParts = new long[count];
         for (var i = 0; i < count; i++)
         {
-            oldParts[i] = (long)Varint(body, ref at);
+            oldParts[i] = (long)Varints.Read(body, ref at);
         }
 
-        var oldSnapshot = (long)Varint(body, ref at);
+        var oldSnapshot = (long)Varints.Read(body, ref at);
         var rest = body[at..].ToArray();
         if (table is { } first)
         {
@@ -223,12 +224,12 @@ public sealed class HostileReferenceTests
             // opens with the position table (a count, then the first position).
             Assert.Equal(0, count);
             var r = 1;
-            Varint(rest, ref r);
-            Assert.True(Varint(rest, ref r) > 0, "the template names no older position");
+            Varints.Read(rest, ref r);
+            Assert.True(Varints.Read(rest, ref r) > 0, "the template names no older position");
             var tableAt = r;
-            Varint(rest, ref r);
+            Varints.Read(rest, ref r);
             var rewritten = new List<byte>(rest[..tableAt]);
-            Write(rewritten, (ulong)first);
+            Varints.Write(rewritten, (ulong)first);
             rewritten.AddRange(rest[r..]);
             rest = [.. rewritten];
         }
@@ -239,41 +240,16 @@ public sealed class HostileReferenceTests
         BinaryPrimitives.WriteInt64LittleEndian(nonce, Random.Shared.NextInt64());
         writer.AddRange(nonce);
         parts ??= oldParts;
-        Write(writer, (ulong)parts.Length);
+        Varints.Write(writer, (ulong)parts.Length);
         foreach (var p in parts)
         {
-            Write(writer, (ulong)p);
+            Varints.Write(writer, (ulong)p);
         }
 
-        Write(writer, (ulong)(snapshot ?? oldSnapshot));
+        Varints.Write(writer, (ulong)(snapshot ?? oldSnapshot));
         writer.AddRange(rest);
         var block = writer.ToArray();
         BlockFormat.Seal(block, BlockKind.Intention);
         return block;
-    }
-
-    private static ulong Varint(ReadOnlySpan<byte> span, ref int at)
-    {
-        ulong value = 0;
-        for (var shift = 0; ; shift += 7)
-        {
-            var b = span[at++];
-            value |= (ulong)(b & 0x7F) << shift;
-            if (b < 0x80)
-            {
-                return value;
-            }
-        }
-    }
-
-    private static void Write(List<byte> writer, ulong value)
-    {
-        while (value >= 0x80)
-        {
-            writer.Add((byte)(value | 0x80));
-            value >>= 7;
-        }
-
-        writer.Add((byte)value);
     }
 }
