@@ -29,7 +29,7 @@ public sealed class LogClientOptions
 
     /// <summary>
     /// The clock for retry pauses, hole-fill waits and the operation timeout: the system clock by
-    /// default; the deterministic simulation (tests/Hyder.Simulation) passes its virtual clock.
+    /// default; the deterministic simulation (tools/Hyder.Simulation) passes its virtual clock.
     /// </summary>
     public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 }

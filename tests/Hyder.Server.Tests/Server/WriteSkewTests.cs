@@ -11,7 +11,7 @@ namespace Hyder.Server.Tests.Server;
 
 /// <summary>
 /// Write skew provoked on purpose on a real cluster (issue 10): at snapshot isolation Hyder
-/// commits it, and the isolation checker (tests/Hyder.Checker) must name it G2-item and nothing
+/// commits it, and the isolation checker (tools/Hyder.Checker) must name it G2-item and nothing
 /// else; at serializable meld aborts one side, and the checker must find nothing. This is the
 /// proof that the checker sees the one anomaly snapshot isolation allows when Hyder produces it,
 /// not only in the checker's own simulated executor.
