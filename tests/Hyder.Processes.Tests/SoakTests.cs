@@ -115,6 +115,23 @@ public sealed class SoakTests
     }
 
     [Fact]
+    public void ServerRestartsAreGroupedBySpanOfLoadWithoutTheUnits()
+    {
+        static KillRecord Kill(string victim, double minutes, double restartSeconds) => new(victim, TimeSpan.FromMinutes(minutes), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(restartSeconds));
+
+        var spans = SoakCommand.ServerRestarts(
+            [Kill("server-2", 1, 2), Kill("unit-2", 2, 30), Kill("server-3", 3, 4), Kill("server-2", 9.9, 3), Kill("server-3", 55, 1.5)],
+            TimeSpan.FromMinutes(10));
+
+        Assert.Equal(2, spans.Count);
+        Assert.Equal((TimeSpan.Zero, TimeSpan.FromMinutes(10), 3), (spans[0].From, spans[0].To, spans[0].Count));
+        Assert.Equal(TimeSpan.FromSeconds(3), spans[0].Median);
+        Assert.Equal(TimeSpan.FromSeconds(3), spans[0].Mean);
+        Assert.Equal(TimeSpan.FromSeconds(4), spans[0].Max);
+        Assert.Equal((TimeSpan.FromMinutes(50), 1, TimeSpan.FromSeconds(1.5)), (spans[1].From, spans[1].Count, spans[1].Max));
+    }
+
+    [Fact]
     public void TrimsAreCountedFromTheServersLogs()
     {
         using var temp = new TempDirectory("hyder-soak-trims-");

@@ -418,6 +418,31 @@ internal static class SoakCommand
         return (count, highest);
     }
 
+    /// <summary>One span of the run's server restarts: how many, and their median, mean and longest time until the server served again.</summary>
+    private static readonly TimeSpan RestartSpan10Minutes = TimeSpan.FromMinutes(10);
+
+    internal sealed record RestartSpan(TimeSpan From, TimeSpan To, int Count, TimeSpan Median, TimeSpan Mean, TimeSpan Max);
+
+    /// <summary>
+    /// The restart times of the servers (victims named <c>server-…</c>) by span of load, in order:
+    /// what the "restart time after 10 and after 60 minutes" compares. Spans without a
+    /// restart are left out.
+    /// </summary>
+    internal static IReadOnlyList<RestartSpan> ServerRestarts(IReadOnlyList<KillRecord> kills, TimeSpan span)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(span, TimeSpan.Zero);
+        return kills
+            .Where(k => k.Victim.StartsWith("server-", StringComparison.Ordinal))
+            .GroupBy(k => (long)(k.At / span))
+            .OrderBy(g => g.Key)
+            .Select(g =>
+            {
+                var times = g.Select(k => k.Restart).Order().ToArray();
+                return new RestartSpan(span * g.Key, span * (g.Key + 1), times.Length, times[times.Length / 2], TimeSpan.FromTicks((long)times.Average(t => t.Ticks)), times[^1]);
+            })
+            .ToList();
+    }
+
     private static string Summary(SoakOptions o, DateTime started, string loadBefore, string loadAfter, OutcomeCounts lists, YcsbCounters ycsb, IReadOnlyList<KillRecord> kills, Verification verification, Judgement[] judgements, DiskJudgement[] disks, (int Count, long HighestMark) trims, ListAppendWorkload workload, string plot)
     {
         var text = new StringBuilder();
@@ -458,6 +483,20 @@ internal static class SoakCommand
         foreach (var d in disks)
         {
             text.AppendLine(inv, $"| {d.Process} | {d.Trend.Q1 / 1048576.0:F1} | {d.Trend.Q4 / 1048576.0:F1} | {d.Trend.Change:P1} | {d.Trend.SlopeMiBPerHour:F1} | {d.Max / 1048576.0:F1} | {d.SegmentsAtEnd} | {d.SegmentsDeleted} | {d.Trend.Verdict} |");
+        }
+
+        var restarts = ServerRestarts(kills, RestartSpan10Minutes);
+        if (restarts.Count > 0)
+        {
+            text.AppendLine();
+            text.AppendLine("Server restarts by 10 minutes of load (from the new process's start until it serves: its latest checkpoint, the log since, the .NET start):");
+            text.AppendLine();
+            text.AppendLine("| minutes | restarts | median s | mean s | max s |");
+            text.AppendLine("| --- | ---: | ---: | ---: | ---: |");
+            foreach (var r in restarts)
+            {
+                text.AppendLine(inv, $"| {r.From.TotalMinutes:F0}-{r.To.TotalMinutes:F0} | {r.Count} | {r.Median.TotalSeconds:F1} | {r.Mean.TotalSeconds:F2} | {r.Max.TotalSeconds:F1} |");
+            }
         }
 
         text.AppendLine();
