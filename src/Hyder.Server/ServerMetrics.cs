@@ -20,20 +20,26 @@ public sealed class ServerMetrics : IDisposable
     private readonly long[] _cpu = new long[(int)ExecutorStage.Count];
 
     internal ServerMetrics(TransactionServer server)
+        : this(server.Options.ServerId)
     {
-        _meter = new Meter(MeterName);
-        var tags = new KeyValuePair<string, object?>("server", server.Options.ServerId);
-        _meter.CreateObservableCounter("hyder.commits", () => new Measurement<long>(Commits, tags), description: "intentions committed by final meld (every server's)");
-        _meter.CreateObservableCounter("hyder.aborts", ObserveAborts, description: "intentions aborted, by cause");
-        _meter.CreateObservableGauge("hyder.in_flight", () => new Measurement<int>(server.InFlight, tags), description: "this server's transactions awaiting an outcome");
-        _meter.CreateObservableCounter("hyder.conflict_zone", () => new Measurement<long>(Volatile.Read(ref _conflictZone), tags), description: "sum of conflict-zone lengths of melded intentions");
+        _meter.CreateObservableGauge("hyder.in_flight", () => new Measurement<int>(server.InFlight, Tag), description: "this server's transactions awaiting an outcome");
         _meter.CreateObservableCounter("hyder.nodes_visited", () => ObserveNodes(server), description: "nodes visited, by pipeline stage");
         _meter.CreateObservableGauge("hyder.queue_depth", () => ObserveQueues(server), description: "ordinals waiting between stages");
+    }
+
+    /// <summary>The counters of server <paramref name="serverId"/> without the gauges that observe a whole server (a log follower on its own, in tests).</summary>
+    internal ServerMetrics(string serverId)
+    {
+        _meter = new Meter(MeterName);
+        var tags = new KeyValuePair<string, object?>("server", serverId);
+        Tag = tags;
+        _meter.CreateObservableCounter("hyder.commits", () => new Measurement<long>(Commits, tags), description: "intentions committed by final meld (every server's)");
+        _meter.CreateObservableCounter("hyder.aborts", ObserveAborts, description: "intentions aborted, by cause");
+        _meter.CreateObservableCounter("hyder.conflict_zone", () => new Measurement<long>(Volatile.Read(ref _conflictZone), tags), description: "sum of conflict-zone lengths of melded intentions");
         _meter.CreateObservableCounter("hyder.appended", () => new Measurement<long>(Appended, tags), description: "intentions this server appended");
         _meter.CreateObservableCounter("hyder.read_only_commits", () => new Measurement<long>(ReadOnlyCommits, tags), description: "read-only transactions committed locally");
         _meter.CreateObservableCounter("hyder.broadcast_hits", () => new Measurement<long>(BroadcastHits, tags), description: "blocks taken from peers' broadcasts instead of the log");
         _meter.CreateObservableCounter("hyder.log_reads", () => new Measurement<long>(LogReads, tags), description: "blocks read from the log");
-        Tag = tags;
     }
 
     private KeyValuePair<string, object?> Tag { get; }

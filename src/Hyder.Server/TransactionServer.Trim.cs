@@ -17,9 +17,6 @@ public sealed partial class TransactionServer
     /// <summary>Format-4 checkpoints the reader passed, in log order: final block position and the lowest position each needs.</summary>
     private readonly List<(long Position, long NeedsFrom)> _checkpointsSeen = [];
 
-    /// <summary>The log position of the last barrier's checkpoint marker (the reader's).</summary>
-    private long _lastBarrierPosition;
-
     private long _trimmedBelow;
     private int _policyTrimRunning;
 
@@ -120,7 +117,7 @@ public sealed partial class TransactionServer
         }
     }
 
-    /// <summary>A restarted server knows the checkpoint it started from, and the barrier marker position the part rule needs.</summary>
+    /// <summary>A restarted server knows the checkpoint it started from (its follower, the barrier marker's position the part rule needs).</summary>
     private void StartedFrom(Startup.Restart? restart)
     {
         if (restart is null)
@@ -129,7 +126,6 @@ public sealed partial class TransactionServer
         }
 
         StartedFromCheckpoint = restart.Position;
-        _lastBarrierPosition = restart.Info.ResumePosition - 1;
         if (restart.SelfContained)
         {
             _checkpointsSeen.Add((restart.Position, restart.Info.ResumePosition));
@@ -202,30 +198,6 @@ public sealed partial class TransactionServer
             }
         }
     }
-
-    /// <summary>
-    /// The part rule, from the log alone: an intention after a checkpoint barrier with a part
-    /// before the barrier's marker is rejected (returns that part's position), so a server started
-    /// from the checkpoint, which has nothing below the marker, decides it as its peers did. A
-    /// transaction of this cluster never has one: its snapshot precedes the barrier, and it is
-    /// aborted for that first.
-    /// </summary>
-    private long? PartBeforeBarrier(IntentionHeader header)
-    {
-        foreach (var part in header.PartPositions)
-        {
-            if (part < _lastBarrierPosition)
-            {
-                return part;
-            }
-        }
-
-        return null;
-    }
-
-    /// <summary>The failure of a server that must read a trimmed position: it cannot go on, only start again from a checkpoint.</summary>
-    private TrimmedLogException BehindTrim(long position, Exception inner) =>
-        new($"server {_options.ServerId} must read log position @{position}, which the log has trimmed: the server is behind the trim and cannot go on from here; restart it, and it starts from the latest checkpoint", position, inner);
 
     /// <summary>Writes a self-contained checkpoint of <paramref name="state"/> into the log, part by part as the tree is walked (off the meld threads).</summary>
     private async Task<(long At, int Blocks)> AppendCheckpointAsync(DatabaseState state, CheckpointInfo info)

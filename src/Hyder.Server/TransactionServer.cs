@@ -4,6 +4,7 @@ using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
 using Hyder.Server.Engine;
+using Hyder.Server.Follower;
 using Hyder.Tree;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Pipeline;
@@ -13,15 +14,17 @@ using Microsoft.Extensions.Logging.Abstractions;
 namespace Hyder.Server;
 
 /// <summary>
-/// A Hyder transaction server (Hyder II §3-§5): it reads the shared log (or its peers'
-/// broadcasts), deserializes intentions on n threads, runs them through the premeld / group meld /
-/// final meld pipeline, and runs clients' transactions on the last committed state, appending
-/// their intentions and learning their outcomes from its own final meld.
+/// A Hyder transaction server (Hyder II §3-§5): its log follower (<see cref="LogFollower"/>) reads
+/// the shared log (or its peers' broadcasts), deserializes intentions on n threads and hands them
+/// to the premeld / group meld / final meld pipeline; the server runs clients' transactions on the
+/// last committed state, appending their intentions and learning their outcomes from its own final
+/// meld, and writes checkpoints and trims the log.
 /// </summary>
 /// <remarks>
-/// <para>Threads: the log reader (an async loop), n deserializer threads, one submitter that hands
-/// ordinals to the pipeline in log order, the pipeline's stage threads, and the callers' threads
-/// for execution. Every server of a cluster computes the same states, byte for byte.</para>
+/// <para>Threads: the follower's (the log reader, an async loop; n deserializer threads; one
+/// submitter that hands ordinals to the pipeline in log order), the pipeline's stage threads, and
+/// the callers' threads for execution. Every server of a cluster computes the same states, byte
+/// for byte.</para>
 /// <para>Rules every server applies alike, from the log only: an intention whose snapshot is more
 /// than W ordinals behind is aborted (<see cref="AbortCause.SnapshotTooOld"/>); one whose snapshot
 /// precedes the last checkpoint barrier before it is aborted
@@ -29,7 +32,7 @@ namespace Hyder.Server;
 /// nonce as one of the last W + 2 ordinals: a retried append) is rejected, since its first copy
 /// decided it; a block that does not decode is rejected with the decoder's reason.</para>
 /// </remarks>
-public sealed partial class TransactionServer : ITransactionEngine, IAsyncDisposable
+public sealed partial class TransactionServer : ITransactionEngine, IAsyncDisposable, IFollowerHost
 {
     private readonly ISharedLog _log;
     private readonly ServerOptions _options;
@@ -37,8 +40,10 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly ILogger _logger;
     private readonly IIntentionBroadcast? _broadcast;
     private readonly Database _db;
-    private readonly StateWindow _window;
     private readonly ThreadedPipeline _pipeline;
+
+    /// <summary>The log side: reader, deserializers, submitter, and the rules every server applies from the log alone.</summary>
+    private readonly LogFollower _follower;
     private readonly SemaphoreSlim _admission;
     private readonly CancellationTokenSource _stop = new();
     private readonly ConcurrentDictionary<long, PendingTransaction> _localByNonce = new();
@@ -57,10 +62,6 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
     /// <summary>Cooperative mode: outcomes melded during the current submit, delivered after it returns.</summary>
     private readonly List<(PendingTransaction Pending, MeldOutcome Outcome)> _melded = [];
-
-    /// <summary>Ordinals of control records (fillers, checkpoint markers): melded as no-ops, not counted as intentions.</summary>
-    private readonly ConcurrentDictionary<long, byte> _controlOrdinals = new();
-    private int _pendingControl;
     private readonly long _settingsPosition;
 
     /// <summary>How commutative operations run: the cluster's Doppel setting (docs/doppel.md).</summary>
@@ -69,10 +70,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// <summary>The last state after which this server asked for a phase end with a filler.</summary>
     private long _phaseEndRequested = -1;
 
-    private Task _reader = Task.CompletedTask;
     private Task _maintenance = Task.CompletedTask;
-    private Thread[] _deserializers = [];
-    private Thread? _submitter;
     private int _disposed;
 
     private TransactionServer(
@@ -84,30 +82,22 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         StageSequences? sequences,
         long readFrom,
         long lastBarrier,
+        long lastBarrierPosition,
         IIntentionBroadcast? broadcast,
         ILogger logger)
     {
         _log = log;
         _options = options;
         _settings = settings;
-        _firstCopies = new FirstCopies(settings.StateWindow);
         _settingsPosition = settingsPosition;
         _commutativeMode = settings.CommutativeOperations ? Tree.Commutative.CommutativeMode.Operations : Tree.Commutative.CommutativeMode.ReadModifyWrite;
         _logger = logger;
         _time = options.TimeProvider ?? TimeProvider.System;
         _cooperative = options.Cooperative;
         _broadcast = broadcast;
-
-        // A peer's block wakes the reader waiting at the tail, instead of its next poll.
-        broadcast?.OnReceived(WakeReader);
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
-        _window = new StateWindow(db, settings.StateWindow);
         _localByOrdinal = new PendingTransaction?[2 * options.PipelineWindow];
-        _window.Advance(db.LastAppended, db.Current);
-        _ordinal = db.LastAppended;
-        _lastBarrier = lastBarrier;
-        _nextPosition = readFrom;
         _metrics = new ServerMetrics(this);
         _executorPools = new ExecutorPools(db.MeldPool.Exchange, Math.Min(options.MaxInFlight, 256) + Environment.ProcessorCount);
         _pipeline = new ThreadedPipeline(db, settings.Pipeline, new PipelineRuntime
@@ -120,6 +110,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             Threading = options.Cooperative ? new PipelineThreading { Cooperative = true } : options.Threading,
         });
         _ordinalWaiters = new OrdinalWaiters(_pipeline.LastMelded, asynchronousContinuations: !options.Cooperative);
+        _follower = new LogFollower(log, options, settings, db, _pipeline, broadcast, _metrics, logger, this, readFrom, lastBarrier, lastBarrierPosition, _stop.Token);
     }
 
     /// <summary>The cluster's settings, as the log's first record states them.</summary>
@@ -147,7 +138,13 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     public ServerMetrics Metrics => _metrics;
 
     /// <summary>Why the server stopped serving (its reader, deserializer, submitter or pipeline failed); null while it serves.</summary>
-    public Exception? Failure => _failure ?? _pipeline.Failure;
+    public Exception? Failure => _follower.Failure ?? _pipeline.Failure;
+
+    /// <summary>The next log position the reader will look at.</summary>
+    public long ReadPosition => _follower.ReadPosition;
+
+    /// <summary>The last ordinal the reader assigned.</summary>
+    public long LastRead => _follower.LastRead;
 
     /// <summary>
     /// Starts a server on <paramref name="log"/>: agrees on the cluster settings with the log's
@@ -208,7 +205,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
                 : new SplitPhaseTable(split);
         }
 
-        var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);
+        // A restarted server's part rule starts from the barrier's marker, the position before its resume position.
+        var lastBarrierPosition = restart is { } m ? m.Info.ResumePosition - 1 : 0;
+        var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, lastBarrierPosition, broadcast, logger);
         server.StartedFrom(restart);
         server.Start();
         try
@@ -239,9 +238,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         // The reader dispatches a position's ordinal before it moves past the position. With group
         // meld the first of a pair is melded with its partner, which nobody may append while the
         // log is quiet: a log that ends inside a pair is caught up once everything before it is.
-        while (ReadPosition < tail || LastMelded < Meldable(Volatile.Read(ref _ordinal)))
+        while (ReadPosition < tail || LastMelded < Meldable(LastRead))
         {
-            if ((_failure ?? _pipeline.Failure) is { } failure)
+            if (Failure is { } failure)
             {
                 throw new ServerStartException($"the server failed while catching up with the log: {failure.Message}", failure);
             }
@@ -264,47 +263,18 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// takes no token, since cancelling a delay on a custom clock continues on the thread pool:
     /// the caller checks for the stop after it.
     /// </summary>
-    private Task PauseAsync(int milliseconds, CancellationToken ct) =>
-        _time == TimeProvider.System ? Task.Delay(milliseconds, ct)
-        : _cooperative ? Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _time, CancellationToken.None)
-        : Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _time, ct);
+    private Task PauseAsync(int milliseconds, CancellationToken ct) => ServerClock.PauseAsync(_time, _cooperative, milliseconds, ct);
 
     /// <summary>The token the server's own awaits take: none in cooperative mode (see <see cref="PauseAsync"/>).</summary>
     private CancellationToken StopToken => _cooperative ? CancellationToken.None : _stop.Token;
 
     private void Start()
     {
-        if (_cooperative)
-        {
-            // No thread, no Task.Run: the reader runs on this thread until its first wait, then
-            // wherever the log completes its operations (the simulation's one thread).
-            _inlinePool = new Tree.Memory.NodePool(Tree.Memory.NodePool.DefaultCapacity);
-            _reader = ReadLoopAsync();
-            if (_options.FlushEvery > 0 || _options.CheckpointEvery > 0)
-            {
-                _maintenance = MaintenanceLoopAsync();
-            }
-
-            return;
-        }
-
-        var n = _options.DeserializerThreads;
-        _lanes = new HandOffQueue<Job>[n];
-        _deserializers = new Thread[n];
-        for (var i = 0; i < n; i++)
-        {
-            _lanes[i] = new HandOffQueue<Job>(_options.PipelineWindow);
-            var lane = i;
-            _deserializers[i] = new Thread(() => DeserializeLoop(lane)) { IsBackground = true, Name = $"deserialize-{i}" };
-            _deserializers[i].Start();
-        }
-
-        _submitter = new Thread(SubmitLoop) { IsBackground = true, Name = "submit" };
-        _submitter.Start();
-        _reader = Task.Run(ReadLoopAsync);
+        _follower.Start();
         if (_options.FlushEvery > 0 || _options.CheckpointEvery > 0)
         {
-            _maintenance = Task.Run(MaintenanceLoopAsync);
+            // Cooperative: inline, like the follower's reader (the simulation's one thread).
+            _maintenance = _cooperative ? MaintenanceLoopAsync() : Task.Run(MaintenanceLoopAsync);
         }
     }
 
@@ -315,24 +285,17 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         // first ordinal of a pair whose partner never came alone, a decision and a state the log
         // has not made (the partner may still share its fate). Nobody is told of it: a waiting
         // transaction's outcome is unknown, and the hook does not see the state.
-        if (Volatile.Read(ref _disposed) != 0 && _settings.GroupMeld && ordinal % 2 == 1 && ordinal == Volatile.Read(ref _ordinal))
+        if (Volatile.Read(ref _disposed) != 0 && _settings.GroupMeld && ordinal % 2 == 1 && ordinal == _follower.LastRead)
         {
             return;
         }
 
-        _window.Advance(ordinal, current);
-        _stateAdded.Signal();
+        _follower.StateMelded(ordinal, current);
         _options.MeldedHook?.Invoke(ordinal, outcome, current);
         AnnounceMelded(ordinal);
-        // Control records are rare: the final-meld thread looks them up only while one is pending
-        // (a ConcurrentDictionary removal takes a bucket lock even when the key is absent).
-        if (Volatile.Read(ref _pendingControl) == 0 || !_controlOrdinals.TryRemove(ordinal, out _))
+        if (!_follower.TakeControl(ordinal))
         {
             _metrics.OnMelded(outcome);
-        }
-        else
-        {
-            Interlocked.Decrement(ref _pendingControl);
         }
 
         ref var slot = ref _localByOrdinal[ordinal % _localByOrdinal.Length];
@@ -352,11 +315,22 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
     }
 
-    /// <summary>Marks an ordinal as a control record's (the reader calls it before dispatching the ordinal).</summary>
-    private void MarkControl(long ordinal)
+    /// <summary>Cooperative mode: completes the outcomes final meld reached during the last submit, in ordinal order.</summary>
+    private void DeliverOutcomes()
     {
-        _controlOrdinals.TryAdd(ordinal, 0);
-        Interlocked.Increment(ref _pendingControl);
+        AnnounceCooperativeMelded();
+        if (_melded.Count == 0)
+        {
+            return;
+        }
+
+        var done = _melded.ToArray();
+        _melded.Clear();
+        foreach (var (pending, outcome) in done)
+        {
+            pending.TrySetResult(outcome);
+            pending.ReleaseDelivery();
+        }
     }
 
     /// <summary>Stops reading, finishes what the pipeline holds, and completes every waiting transaction (outcome unknown).</summary>
@@ -378,7 +352,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             await _stop.CancelAsync().ConfigureAwait(false);
             try
             {
-                await _reader.ConfigureAwait(false);
+                await _follower.Reading.ConfigureAwait(false);
                 await _maintenance.ConfigureAwait(false);
             }
             catch (OperationCanceledException)
@@ -386,18 +360,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             }
         }
 
-        foreach (var lane in _lanes)
-        {
-            lane.CompleteAdding();
-        }
-
-        _submitQueue.CompleteAdding();
-        foreach (var t in _deserializers)
-        {
-            t.Join();
-        }
-
-        _submitter?.Join();
+        _follower.CompleteAndJoin();
         try
         {
             _pipeline.Dispose();
@@ -420,7 +383,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             c.Done.TrySetCanceled();
         }
 
-        _window.Clear();
+        _follower.ReleaseStates();
         _metrics.Dispose();
         _stop.Dispose();
     }
@@ -432,7 +395,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
             throw new EngineException(EngineErrorCode.Unavailable, $"server {_options.ServerId} is stopping");
         }
 
-        if (_failure is { } f)
+        if (_follower.Failure is { } f)
         {
             throw new EngineException(EngineErrorCode.Unavailable, $"server {_options.ServerId} stopped serving: {f.Message}");
         }

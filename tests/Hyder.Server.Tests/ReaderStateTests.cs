@@ -1,4 +1,4 @@
-using Hyder.Server.Core;
+using Hyder.Server.Follower;
 using Xunit;
 
 namespace Hyder.Server.Tests;

@@ -3,6 +3,7 @@ using System.Buffers.Binary;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
 using Hyder.Server.Engine;
+using Hyder.Server.Follower;
 using Hyder.Tree;
 using Hyder.Tree.Serialization;
 using Xunit;

@@ -1,5 +1,5 @@
 using Hyder.Fuzz.Engine;
-using Hyder.Server.Core;
+using Hyder.Server.Follower;
 using Hyder.Tree.Memory;
 using Hyder.Tree.Serialization;
 

@@ -1,4 +1,4 @@
-namespace Hyder.Server.Core;
+namespace Hyder.Server.Follower;
 
 /// <summary>
 /// How the log reader waits at the tail: for a bounded time, or until something says a block may

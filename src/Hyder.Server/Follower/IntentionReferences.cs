@@ -1,6 +1,6 @@
 using Hyder.Tree.Serialization;
 
-namespace Hyder.Server.Core;
+namespace Hyder.Server.Follower;
 
 /// <summary>
 /// The rule every server applies, before it fetches anything an intention's final block names, to

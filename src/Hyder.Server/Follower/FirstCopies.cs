@@ -1,4 +1,4 @@
-namespace Hyder.Server.Core;
+namespace Hyder.Server.Follower;
 
 /// <summary>
 /// The duplicate-copy rule's memory (docs/server.md): the nonce of each intention of the last

@@ -1,4 +1,4 @@
-namespace Hyder.Server.Core;
+namespace Hyder.Server.Follower;
 
 /// <summary>
 /// Intention parts the reader met before their final block, by log position, until the final

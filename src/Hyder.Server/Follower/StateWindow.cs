@@ -1,6 +1,6 @@
 using Hyder.Tree;
 
-namespace Hyder.Server.Core;
+namespace Hyder.Server.Follower;
 
 /// <summary>
 /// The committed states a server keeps so that intentions from other servers can be decoded
