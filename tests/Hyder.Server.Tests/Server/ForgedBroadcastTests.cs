@@ -1,7 +1,9 @@
+using Hyder.Log;
 using Hyder.Server.Cluster;
 using Hyder.Server.Core;
 using Hyder.Server.Engine;
 using Hyder.Tree;
+using Hyder.Tree.Serialization;
 using Xunit;
 using static Hyder.Server.Tests.Server.TestCluster;
 using Operation = Hyder.Server.Engine.Operation;
@@ -10,9 +12,10 @@ namespace Hyder.Server.Tests.Server;
 
 /// <summary>
 /// The log is the authority; broadcast is an optimisation. A peer's block that claims a position
-/// whose real content differs (another position's block, or a copy of an intention under a later
-/// position) once made the server that took it meld something its peers did not: found by the
-/// simulation with forged broadcast blocks (`sim --faults broadcast --trust-broadcast`). A server
+/// whose real content differs (another position's block, a copy of an intention under a later
+/// position, or a block for a position the log fills as a hole) once made the server that took it
+/// meld something its peers did not: found by the simulation with forged broadcast blocks
+/// (`sim --seed 1 --faults broadcast --trust-broadcast`, a hole forgery). A server
 /// now uses a peer's block only when the log holds the same bytes at that position, unless it is
 /// told to trust broadcast (<see cref="ServerOptions.TrustBroadcast"/>).
 /// </summary>
@@ -25,30 +28,44 @@ public sealed class ForgedBroadcastTests
 
         /// <summary>The third intention's position carries a copy of the second intention's block (the server that trusts it misses key 3).</summary>
         Misplaced,
+
+        /// <summary>A position the log holds as a hole fill carries a copy of the third intention's block.</summary>
+        Hole,
     }
 
     [Theory]
     [InlineData(Forgery.WrongContent)]
     [InlineData(Forgery.Misplaced)]
+    [InlineData(Forgery.Hole)]
     public async Task AForgedBlockIsCheckedAgainstTheLogAndTheServerMeldsWhatTheLogHolds(Forgery forgery)
     {
-        var (hashes, forged, server) = await RunAsync(forgery, trust: false);
+        await using var cluster = await StartAsync(1, new ClusterSettings());
+        var (server, forged) = await ForgeAsync(cluster, forgery, trust: false);
+        var hashes = await cluster.QuiesceAsync();
         Assert.Equal(hashes[0], hashes[1]);
+        Assert.Equal(cluster.Servers[0].LastMelded, server.LastMelded);
         Assert.Equal(0, forged.Left);
         Assert.Equal(1, server.Metrics.BroadcastMismatches);
         Assert.Equal(0, server.Metrics.BroadcastHits);
         await AssertHoldsAllThree(server);
     }
 
-    /// <summary>The control: a server that trusts broadcast melds the forged block and diverges (what the rule prevents).</summary>
+    /// <summary>
+    /// The control: a server that trusts broadcast melds the forged block and diverges (what the
+    /// rule prevents): another state, or (the hole) one ordinal more than its peer, so every later
+    /// ordinal names another intention on it than on its peers.
+    /// </summary>
     [Theory]
     [InlineData(Forgery.WrongContent)]
     [InlineData(Forgery.Misplaced)]
+    [InlineData(Forgery.Hole)]
     public async Task AServerThatTrustsBroadcastDivergesOnAForgedBlock(Forgery forgery)
     {
-        var (hashes, forged, server) = await RunAsync(forgery, trust: true);
+        await using var cluster = await StartAsync(1, new ClusterSettings());
+        var (server, forged) = await ForgeAsync(cluster, forgery, trust: true);
+        var hashes = await cluster.QuiesceAsync();
         Assert.Equal(0, forged.Left);
-        Assert.NotEqual(hashes[0], hashes[1]);
+        Assert.True(hashes[0] != hashes[1] || cluster.Servers[0].LastMelded != server.LastMelded, "the trusting server did not diverge");
         Assert.Equal(0, server.Metrics.BroadcastMismatches);
     }
 
@@ -67,27 +84,36 @@ public sealed class ForgedBroadcastTests
         Assert.Equal(0, server.Metrics.BroadcastMismatches);
     }
 
-    private static async Task<(StateHash[] Hashes, ForgingBroadcast Forged, TransactionServer Server)> RunAsync(Forgery forgery, bool trust)
+    /// <summary>Writes the log, then starts a second server whose broadcast forges one block.</summary>
+    private static async Task<(TransactionServer Server, ForgingBroadcast Forged)> ForgeAsync(TestCluster cluster, Forgery forgery, bool trust)
     {
-        var cluster = await StartAsync(1, new ClusterSettings());
-        await using var _ = cluster;
         var positions = await CommitThree(cluster);
         var forged = new ForgingBroadcast();
-        if (forgery == Forgery.WrongContent)
+        switch (forgery)
         {
-            forged.Blocks[positions[1]] = await BlockAt(cluster, positions[0]);
-        }
-        else
-        {
-            forged.Blocks[positions[2]] = await BlockAt(cluster, positions[1]);
+            case Forgery.WrongContent:
+                forged.Blocks[positions[1]] = await BlockAt(cluster, positions[0]);
+                break;
+            case Forgery.Misplaced:
+                forged.Blocks[positions[2]] = await BlockAt(cluster, positions[1]);
+                break;
+            default:
+                // A hole at the tail (as a writer that took the token and died leaves), then a
+                // fourth intention past it.
+                var hole = await cluster.Log.TailAsync();
+                Assert.Equal(LogEntryKind.Filled, await cluster.Log.FillAsync(hole));
+                var outcome = await cluster.Servers[0].ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(4), Value("d"))]);
+                Assert.Equal(TransactionStatus.Committed, outcome.Status);
+                Assert.True(await cluster.Log.TailAsync() > hole + 1);
+                forged.Blocks[hole] = await BlockAt(cluster, positions[2]);
+                break;
         }
 
         var options = Options("server-2", cluster.Settings);
         options.TrustBroadcast = trust;
         var server = await TransactionServer.StartAsync(cluster.Log, options, forged);
         cluster.Servers.Add(server);
-        var hashes = await cluster.QuiesceAsync();
-        return (hashes, forged, server);
+        return (server, forged);
     }
 
     /// <summary>Three intentions that write "a", "b", "c" to keys 1, 2, 3; their log positions.</summary>
@@ -106,7 +132,7 @@ public sealed class ForgedBroadcastTests
         for (long p = 0; p < tail; p++)
         {
             var read = await cluster.Log.ReadAsync(p, buffer);
-            if (read.Kind == Hyder.Log.LogEntryKind.Data && Blocks.TryParse(buffer.AsSpan(0, read.Length), out var kind, out _) && kind == BlockKind.Intention)
+            if (read.Kind == LogEntryKind.Data && Blocks.TryParse(buffer.AsSpan(0, read.Length), out var kind, out _) && kind == BlockKind.Intention)
             {
                 found.Add(p);
             }

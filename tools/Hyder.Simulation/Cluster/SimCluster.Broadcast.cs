@@ -7,8 +7,11 @@ internal sealed partial class SimCluster
 {
     private SimBroadcast? _broadcast;
 
-    /// <summary>The broadcast transport, when the run has servers broadcast (<see cref="SimOptions.Broadcast"/>).</summary>
-    public SimBroadcast? Broadcast => Options.Broadcast ? _broadcast ??= new SimBroadcast(this) : null;
+    /// <summary>
+    /// The broadcast transport, when the run has servers broadcast (<see cref="SimOptions.Broadcast"/>,
+    /// or a profile that forges broadcast blocks).
+    /// </summary>
+    public SimBroadcast? Broadcast => Options.Broadcast || Options.Faults.BroadcastForge > 0 ? _broadcast ??= new SimBroadcast(this) : null;
 
     /// <summary>
     /// A token taken from the sequencer and never written, as by a client that crashed after its
