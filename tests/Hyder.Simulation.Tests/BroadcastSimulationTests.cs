@@ -8,6 +8,9 @@ namespace Hyder.Simulation.Tests;
 /// <summary>Intention broadcast in the simulation (docs/simulation.md, "Intention broadcast").</summary>
 public sealed class BroadcastSimulationTests(ITestOutputHelper output)
 {
+    /// <summary>The long mode's refusal back-off: the same faults in a third of the steps (docs/simulation.md, "Tests").</summary>
+    private static readonly TimeSpan Backoff = TimeSpan.FromMilliseconds(20);
+
     private (List<string> Failures, BroadcastStats Broadcast, int Committed) RunSeeds(int seeds, Func<long, SimOptions> options)
     {
         var failures = new List<string>();
@@ -33,7 +36,7 @@ public sealed class BroadcastSimulationTests(ITestOutputHelper output)
     [Fact]
     public void ForgedLostDuplicatedAndReorderedBroadcastBlocksLeaveEveryInvariantIntact()
     {
-        var (failures, b, committed) = RunSeeds(25, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Broadcast });
+        var (failures, b, committed) = RunSeeds(25, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Broadcast, RefusalBackoff = Backoff });
         Assert.Empty(failures);
         Assert.True(committed > 25 * 10, $"only {committed} commits");
 
@@ -57,7 +60,7 @@ public sealed class BroadcastSimulationTests(ITestOutputHelper output)
     {
         // The optimisation path: a peer's block replaces the log read. Honest faults only (lost,
         // duplicated, delayed and reordered copies, partitions, crashes): every invariant holds.
-        var (failures, b, _) = RunSeeds(15, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Default, Broadcast = true, TrustBroadcast = true });
+        var (failures, b, _) = RunSeeds(15, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Default, Broadcast = true, TrustBroadcast = true, RefusalBackoff = Backoff });
         Assert.Empty(failures);
         Assert.True(b.Taken > b.Published / 2, $"readers took {b.Taken} blocks of {b.Published} published");
         Assert.True(b.Lost > 0 && b.Duplicated > 0 && b.Reordered > 0, b.ToString());
