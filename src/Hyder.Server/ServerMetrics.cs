@@ -38,7 +38,8 @@ public sealed class ServerMetrics : IDisposable
         _meter.CreateObservableCounter("hyder.conflict_zone", () => new Measurement<long>(Volatile.Read(ref _conflictZone), tags), description: "sum of conflict-zone lengths of melded intentions");
         _meter.CreateObservableCounter("hyder.appended", () => new Measurement<long>(Appended, tags), description: "intentions this server appended");
         _meter.CreateObservableCounter("hyder.read_only_commits", () => new Measurement<long>(ReadOnlyCommits, tags), description: "read-only transactions committed locally");
-        _meter.CreateObservableCounter("hyder.broadcast_hits", () => new Measurement<long>(BroadcastHits, tags), description: "blocks taken from peers' broadcasts instead of the log");
+        _meter.CreateObservableCounter("hyder.broadcast_hits", () => new Measurement<long>(BroadcastHits, tags), description: "blocks taken from peers' broadcasts (verified against the log unless the server trusts broadcast)");
+        _meter.CreateObservableCounter("hyder.broadcast_mismatches", () => new Measurement<long>(BroadcastMismatches, tags), description: "peers' broadcast blocks that differed from the log's; the log's was used");
         _meter.CreateObservableCounter("hyder.log_reads", () => new Measurement<long>(LogReads, tags), description: "blocks read from the log");
     }
 
@@ -80,8 +81,11 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>Transactions whose outcome could not be learnt.</summary>
     public long Unknown => Volatile.Read(ref _counts[(int)Counter.Unknown]);
 
-    /// <summary>Blocks taken from broadcasts.</summary>
+    /// <summary>Blocks taken from broadcasts (unless the server trusts broadcast, only those byte-identical to the log's).</summary>
     public long BroadcastHits => Volatile.Read(ref _counts[(int)Counter.BroadcastHits]);
+
+    /// <summary>Peers' broadcast blocks that differed from the log's block at their position (or the position held no data); the log's was used.</summary>
+    public long BroadcastMismatches => Volatile.Read(ref _counts[(int)Counter.BroadcastMismatches]);
 
     /// <summary>Blocks read from the log.</summary>
     public long LogReads => Volatile.Read(ref _counts[(int)Counter.LogReads]);
@@ -207,5 +211,6 @@ internal enum Counter
     Checkpoints,
     Stashed,
     RefusedIntentions,
+    BroadcastMismatches,
     Count,
 }

@@ -53,6 +53,17 @@ public sealed class ServerOptions
     /// </summary>
     public bool Cooperative { get; set; }
 
+    /// <summary>
+    /// With intention broadcast: take a peer's block for a position without reading the log
+    /// (false, the default: a peer's block is used only when it is byte-identical to the block the
+    /// log holds at that position, so the reader still reads the log and broadcast saves only the
+    /// wait at the tail). The log is the authority: a peer that is wrong about a position (a bug,
+    /// a forged or misdirected frame) makes a trusting server meld a block its peers do not, and
+    /// diverge (docs/broadcast.md, "Trust"). Turn it on only when every peer is trusted with
+    /// positions as much as with the log itself.
+    /// </summary>
+    public bool TrustBroadcast { get; set; }
+
     /// <summary>How long the reader waits at an unwritten address below the tail before filling the hole.</summary>
     public TimeSpan HoleTimeout { get; set; } = TimeSpan.FromMilliseconds(500);
 

@@ -60,6 +60,20 @@ public sealed class SimCommandTests
     }
 
     [Fact]
+    public void TheBroadcastProfileTurnsBroadcastOnAndReportsWhatItCarried()
+    {
+        var (code, output, _) = Run("--seeds", "1", "--faults", "broadcast", "--duration-ms", "300");
+        Assert.Equal(0, code);
+        Assert.Contains("1 seeds passed (1..1) with faults 'broadcast'", output);
+        Assert.Matches(@"broadcast: published [1-9]\d*, delivered \d+, taken by readers [1-9]\d*; lost \d+, cut \d+, duplicated \d+, delayed \d+, reordered \d+; forged \(delivered / taken\) wrong content \d+ / \d+, misplaced \d+ / \d+, hole \d+ / \d+ \(servers check every peer's block against the log\)", output);
+
+        var (trustCode, trusting, _) = Run("--seed", "3", "--broadcast", "--trust-broadcast", "--duration-ms", "200");
+        Assert.Equal(0, trustCode);
+        Assert.Contains("seed 3: ok", trusting);
+        Assert.DoesNotContain("broadcast: forged", trusting);
+    }
+
+    [Fact]
     public void LongTakesTheLongModeAndADurationCapsIt()
     {
         // The long mode's own figures are the Stress test's; here the cap: 200 ms, not 1,000 commits.

@@ -4,7 +4,7 @@ using Hyder.Simulation.Cluster;
 using Hyder.Simulation.Faults;
 using Hyder.Tree;
 
-// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long]
+// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast]
 return SimCommand.Run(args, Console.Out, Console.Error);
 
 /// <summary>The `sim` command line (docs/simulation.md).</summary>
@@ -20,6 +20,8 @@ internal static class SimCommand
         var isolation = IsolationLevel.Serializable;
         TimeSpan? duration = null;
         var longMode = false;
+        var broadcast = false;
+        var trustBroadcast = false;
         try
         {
             for (var i = 0; i < args.Length; i++)
@@ -27,6 +29,13 @@ internal static class SimCommand
                 if (args[i] == "--long")
                 {
                     longMode = true;
+                    continue;
+                }
+
+                if (args[i] is "--broadcast" or "--trust-broadcast")
+                {
+                    broadcast = true;
+                    trustBroadcast |= args[i] == "--trust-broadcast";
                     continue;
                 }
 
@@ -61,16 +70,19 @@ internal static class SimCommand
         catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
         {
             error.WriteLine($"sim: {e.Message}");
-            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash] [--isolation serializable|si] [--duration-ms D] [--long]");
+            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash|broadcast] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast]");
             return 2;
         }
 
+        // The broadcast profile's faults are on the broadcast path: it turns broadcast on.
+        broadcast |= faults.BroadcastForge > 0;
         SimOptions Options(long s, bool verbose)
         {
             var o = longMode ? SimOptions.LongRun(s, faults) : new SimOptions { Seed = s, Faults = faults };
             return o with
             {
                 Isolation = isolation, Duration = duration ?? o.Duration, Verbose = verbose, Output = verbose ? output : null,
+                Broadcast = broadcast, TrustBroadcast = trustBroadcast,
             };
         }
 
@@ -125,6 +137,11 @@ internal static class SimCommand
             + $"restarts from a checkpoint: {(double)totals.CheckpointRestarts / ran:F2} per seed (in {seedsRestartedFromCheckpoint}); "
             + $"servers behind the trim: {(double)totals.BehindTrim / ran:F2} per seed (in {seedsBehindTrim})");
         output.WriteLine($"while faults were on: {totals.Availability}");
+        if (broadcast)
+        {
+            output.WriteLine($"{totals.Broadcast} ({(trustBroadcast ? "servers trust broadcast" : "servers check every peer's block against the log")})");
+        }
+
         output.WriteLine(
             $"server starts: {totals.Startups} served after {totals.StartupTime.TotalMilliseconds / Math.Max(1, totals.Startups):F0} ms on average "
             + $"({totals.CheckpointLoadTime.TotalMilliseconds / Math.Max(1, totals.Startups):F0} ms of it to the first meld: settings, checkpoint), "

@@ -32,6 +32,9 @@ internal static partial class ServerLog
     [LoggerMessage(Level = LogLevel.Warning, Message = "{Server}: the block at @{Position} is not a Hyder block ({Reason}); skipped, as on every server")]
     public static partial void SkippedBlock(this ILogger logger, string server, long position, string? reason);
 
+    [LoggerMessage(Level = LogLevel.Warning, Message = "{Server}: a peer's broadcast block for @{Position} differs from the log's ({Reason}); the log's is used")]
+    public static partial void BroadcastMismatch(this ILogger logger, string server, long position, string reason);
+
     [LoggerMessage(Level = LogLevel.Information, Message = "{Server}: checkpoint of the state after #{Barrier} written at @{Position} ({Blocks} blocks)")]
     public static partial void CheckpointWritten(this ILogger logger, string server, long barrier, long position, int blocks);
 

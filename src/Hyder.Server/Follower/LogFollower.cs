@@ -264,7 +264,8 @@ internal sealed partial class LogFollower
 
                 ReadOnlyMemory<byte> block;
                 bool owned;
-                if (_broadcast is not null && _broadcast.TryTake(p, out var sent))
+                var sent = TakeBroadcast(p);
+                if (sent is not null && _options.TrustBroadcast)
                 {
                     block = sent;
                     owned = true;
@@ -272,6 +273,8 @@ internal sealed partial class LogFollower
                 }
                 else
                 {
+                    // The log is the authority: unless the server trusts broadcast, a peer's block
+                    // counts only when the log holds exactly those bytes at p, so it is read either way.
                     LogRead read;
                     try
                     {
@@ -282,6 +285,8 @@ internal sealed partial class LogFollower
                         throw BehindTrim(p, e);
                     }
 
+                    var data = read.Kind == LogEntryKind.Data ? buffer.AsMemory(0, read.Length) : ReadOnlyMemory<byte>.Empty;
+                    VerifyBroadcast(p, sent, read.Kind, data.Span);
                     if (read.Kind != LogEntryKind.Data)
                     {
                         Volatile.Write(ref _nextPosition, p + 1);
@@ -289,7 +294,7 @@ internal sealed partial class LogFollower
                     }
 
                     // Read into the loop's buffer: only what is kept past this block is copied.
-                    block = buffer.AsMemory(0, read.Length);
+                    block = data;
                     owned = false;
                     _metrics.Add(Counter.LogReads);
                 }
@@ -353,8 +358,10 @@ internal sealed partial class LogFollower
             return stashed;
         }
 
-        if (_broadcast is not null && _broadcast.TryTake(position, out var sent))
+        var sent = TakeBroadcast(position);
+        if (sent is not null && _options.TrustBroadcast)
         {
+            _metrics.Add(Counter.BroadcastHits);
             return sent;
         }
 
@@ -362,7 +369,9 @@ internal sealed partial class LogFollower
         try
         {
             var read = await _log.ReadAsync(position, buffer, ct).ConfigureAwait(false);
-            return read.Kind == LogEntryKind.Data ? buffer.AsMemory(0, read.Length) : ReadOnlyMemory<byte>.Empty;
+            var data = read.Kind == LogEntryKind.Data ? buffer.AsMemory(0, read.Length) : ReadOnlyMemory<byte>.Empty;
+            VerifyBroadcast(position, sent, read.Kind, data.Span);
+            return data;
         }
         catch (SharedLogException e) when (e.Status is LogStatus.Trimmed)
         {
@@ -374,6 +383,33 @@ internal sealed partial class LogFollower
             // The decoder rejects the intention for its missing part, as every server does.
             return ReadOnlyMemory<byte>.Empty;
         }
+    }
+
+    /// <summary>The block a peer broadcast for <paramref name="position"/>, if one arrived.</summary>
+    private byte[]? TakeBroadcast(long position) =>
+        _broadcast is not null && _broadcast.TryTake(position, out var sent) ? sent : null;
+
+    /// <summary>
+    /// Compares a peer's block for <paramref name="position"/> with what the log holds there (a
+    /// data block's bytes, or a hole or junk fill): the same bytes count as a broadcast hit; any
+    /// difference is a peer wrong about the position, counted and logged, and the log's block is
+    /// the one used (docs/broadcast.md, "Trust").
+    /// </summary>
+    private void VerifyBroadcast(long position, byte[]? sent, LogEntryKind kind, ReadOnlySpan<byte> logged)
+    {
+        if (sent is null)
+        {
+            return;
+        }
+
+        if (kind == LogEntryKind.Data && logged.SequenceEqual(sent))
+        {
+            _metrics.Add(Counter.BroadcastHits);
+            return;
+        }
+
+        _metrics.Add(Counter.BroadcastMismatches);
+        _logger.BroadcastMismatch(_options.ServerId, position, kind == LogEntryKind.Data ? $"{sent.Length} B sent, {logged.Length} B logged, other bytes" : $"the log holds a {kind}");
     }
 
     /// <summary>The failure of a server that must read a trimmed position: it cannot go on, only start again from a checkpoint.</summary>

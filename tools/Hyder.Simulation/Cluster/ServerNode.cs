@@ -35,6 +35,7 @@ internal sealed class ServerNode
     private readonly SimCluster _cluster;
     private readonly SimLog _log;
     private readonly TaskCompletionSource _crashed = new();
+    private readonly SimBroadcast.Endpoint? _broadcast;
     private TransactionServer? _server;
     private long _melded;
     private long _startedAt;
@@ -45,6 +46,7 @@ internal sealed class ServerNode
         _cluster = cluster;
         Name = name;
         _log = new SimLog(cluster, name, client);
+        _broadcast = cluster.Broadcast?.Attach(name);
     }
 
     public string Name { get; }
@@ -80,11 +82,12 @@ internal sealed class ServerNode
             RecoverFromCheckpoint = true,
             TrimKeepCheckpoints = _cluster.TrimPolicy,
             MeldedHook = OnMelded,
+            TrustBroadcast = _cluster.Options.TrustBroadcast,
         };
         TransactionServer server;
         try
         {
-            server = await TransactionServer.StartAsync(_log, options);
+            server = await TransactionServer.StartAsync(_log, options, _broadcast);
         }
         catch (Exception e) when (_log.Halted)
         {
@@ -140,6 +143,7 @@ internal sealed class ServerNode
         }
 
         _log.Halt();
+        _broadcast?.Kill();
         _crashed.TrySetResult();
     }
 

@@ -419,9 +419,13 @@ public sealed class SimStats
     /// <summary>Committed transactions' latency (begin to outcome), summed.</summary>
     public TimeSpan CommitLatency { get; set; }
 
+    /// <summary>What intention broadcast carried (with <see cref="SimOptions.Broadcast"/>).</summary>
+    public BroadcastStats Broadcast { get; } = new();
+
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     public void Add(SimStats other)
     {
+        Broadcast.Add(other.Broadcast);
         Availability.Add(other.Availability);
         FaultyTime += other.FaultyTime;
         Startups += other.Startups;

@@ -82,6 +82,18 @@ public sealed record SimOptions
         RefusalBackoff = TimeSpan.FromMilliseconds(20),
     };
 
+    /// <summary>
+    /// Servers broadcast their intention blocks to each other (<see cref="SimBroadcast"/>), with
+    /// the profile's broadcast faults; <c>--broadcast</c> in the replay line.
+    /// </summary>
+    public bool Broadcast { get; init; }
+
+    /// <summary>
+    /// Servers take peers' blocks without checking them against the log
+    /// (<c>ServerOptions.TrustBroadcast</c>); <c>--trust-broadcast</c> in the replay line.
+    /// </summary>
+    public bool TrustBroadcast { get; init; }
+
     /// <summary>Planted bug: log units acknowledge writes before their fsync (the mutation test).</summary>
     public bool PlantAckBeforeSync { get; init; }
 
@@ -92,5 +104,5 @@ public sealed record SimOptions
     public long PlantTrimBeyondRule { get; init; }
 
     /// <summary>The replay line for this run.</summary>
-    public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}{(Long ? " --long" : "")}";
+    public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}{(Long ? " --long" : "")}{(Broadcast ? " --broadcast" : "")}{(TrustBroadcast ? " --trust-broadcast" : "")}";
 }

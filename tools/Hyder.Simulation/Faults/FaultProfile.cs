@@ -11,6 +11,7 @@ public sealed record FaultProfile
     {
         Name = "none", Loss = 0, Duplication = 0, SlowMessage = 0, Partition = 0, CrashUnit = 0, CrashServer = 0,
         CrashSequencer = 0, NewEpoch = 0, BitFlip = 0, FullDisk = 0, SlowDisk = 0, SlowMeld = 0, Trim = 0,
+        BroadcastLoss = 0, BroadcastDuplication = 0, BroadcastSlow = 0, BroadcastForge = 0,
     };
 
     /// <summary>Every fault, at rates that leave the cluster able to make progress.</summary>
@@ -22,6 +23,12 @@ public sealed record FaultProfile
     /// <summary>Crashes and disk faults only.</summary>
     public static FaultProfile Crash { get; } = None with { Name = "crash", CrashUnit = 0.12, CrashServer = 0.1, CrashSequencer = 0.05, BitFlip = 0.1, FullDisk = 0.05, SlowDisk = 0.05, NewEpoch = 0.05, Trim = 0.1 };
 
+    /// <summary>
+    /// Every fault of <see cref="Default"/>, and on the broadcast path forged but well-formed
+    /// blocks besides lost, duplicated and slowed ones (servers broadcast in this profile).
+    /// </summary>
+    public static FaultProfile Broadcast { get; } = new() { Name = "broadcast", BroadcastForge = 0.05 };
+
     /// <summary>The profile called <paramref name="name"/>.</summary>
     public static FaultProfile Parse(string name) => name switch
     {
@@ -29,7 +36,8 @@ public sealed record FaultProfile
         "default" => Default,
         "network" => Network,
         "crash" => Crash,
-        _ => throw new ArgumentException($"unknown fault profile '{name}' (none, default, network, crash)", nameof(name)),
+        "broadcast" => Broadcast,
+        _ => throw new ArgumentException($"unknown fault profile '{name}' (none, default, network, crash, broadcast)", nameof(name)),
     };
 
     /// <summary>The profile's name.</summary>
@@ -73,6 +81,18 @@ public sealed record FaultProfile
 
     /// <summary>Per injector step: an administrator trims the log by the rule through a serving server (<c>TransactionServer.TrimAsync</c>).</summary>
     public double Trim { get; init; } = 0.05;
+
+    /// <summary>With broadcast: a copy of a block to one peer is lost.</summary>
+    public double BroadcastLoss { get; init; } = 0.02;
+
+    /// <summary>With broadcast: a copy of a block to one peer is delivered twice.</summary>
+    public double BroadcastDuplication { get; init; } = 0.02;
+
+    /// <summary>With broadcast: a copy takes 5-50 ms instead of 0.05-1 ms (which also reorders it).</summary>
+    public double BroadcastSlow { get; init; } = 0.05;
+
+    /// <summary>With broadcast, per published block: one peer also gets a forged but well-formed block (<c>ForgeKind</c>).</summary>
+    public double BroadcastForge { get; init; }
 
     /// <summary>How often the injector wakes.</summary>
     public TimeSpan FaultInterval { get; init; } = TimeSpan.FromMilliseconds(50);

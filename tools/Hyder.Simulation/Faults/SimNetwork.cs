@@ -50,6 +50,9 @@ public sealed class SimNetwork(SimScheduler scheduler, FaultProfile faults, Trac
         _cuts.Remove((b, a));
     }
 
+    /// <summary>Whether <paramref name="a"/> and <paramref name="b"/> are cut apart now.</summary>
+    public bool IsCut(string a, string b) => _cuts.Contains((a, b));
+
     /// <summary>Heals every partition.</summary>
     public void HealAll() => _cuts.Clear();
 
