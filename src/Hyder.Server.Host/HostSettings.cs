@@ -60,6 +60,9 @@ internal static class SettingKeys
     public const string BroadcastListen = "Broadcast:Listen";
     public const string Peers = "Broadcast:Peers";
     public const string ClusterId = "Broadcast:ClusterId";
+
+    /// <summary>Take a peer's broadcast block without reading the log (docs/broadcast.md, "Trust").</summary>
+    public const string BroadcastTrust = "Broadcast:Trust";
     public const string LogFormat = "Logging:Format";
     public const string LogTarget = "Logging:Target";
     public const string LogFile = "Logging:File";
@@ -121,6 +124,7 @@ internal static class SettingKeys
         BroadcastListen => "--broadcast-listen",
         Peers => "--peer",
         ClusterId => "--cluster-id",
+        BroadcastTrust => "--broadcast-trust",
         LogFormat => "--log-format",
         LogTarget => "--log-target",
         LogFile => "--log-file",
@@ -262,6 +266,7 @@ internal sealed partial class HostSettings
             CheckpointEvery = Int(c, SettingKeys.CheckpointEvery, 0, 0, int.MaxValue),
             TrimKeepCheckpoints = Int(c, SettingKeys.TrimKeepCheckpoints, 0, 0, 1 << 20),
             TrimMargin = Int(c, SettingKeys.TrimMargin, 0, 0, int.MaxValue),
+            TrustBroadcast = OnOff(c, SettingKeys.BroadcastTrust, false),
             Threading = SpinPolicyOf(c) is var spin && spin == SpinPolicy.SpinThenYield
                 ? new PipelineThreading { Spin = spin, PinToCores = false }
                 : new PipelineThreading { Spin = spin },
