@@ -67,6 +67,7 @@ public sealed partial class ThreadedPipeline
             return Idle(v);
         }
 
+        Invariant.Assert(v == Volatile.Read(ref _lastMelded) + 1, $"final meld takes #{v} after #{_lastMelded}");
         _finalNext = v + 1;
         _delay?.Invoke(PipelineStage.FinalMeld, v);
         var started = System.Diagnostics.Stopwatch.GetTimestamp();
@@ -126,6 +127,7 @@ public sealed partial class ThreadedPipeline
     private void Publish(long ordinal, DatabaseState state)
     {
         var slot = (int)(ordinal % _states.Length);
+        Invariant.Assert(_stateOrdinals[slot] < ordinal && state.Pins > 0 && state.Sequence <= ordinal, $"the state after #{ordinal} ({state}, {state.Pins} pins) published over the state after #{_stateOrdinals[slot]}");
         if (_states[slot] is not null)
         {
             ThrowHelper.ThrowInvariant($"the state after #{ordinal - _states.Length} was never taken by its premeld");

@@ -100,7 +100,8 @@ public sealed partial class ThreadedPipeline
         if (held is not null && intention is not null && (held.IsValidated || Valid(held)) && (intention.IsValidated || Valid(intention))
             && MeldOperator.CanGroup(held, intention))
         {
-            var outcome = _group!.Group(held, intention, out var unit, out var decision);
+            Invariant.Assert(_group!.ThreadId == _premeld.Length + 1, $"group meld runs with thread id {_group.ThreadId}, not t + 1");
+            var outcome = _group.Group(held, intention, out var unit, out var decision);
             switch (decision)
             {
                 case GroupDecision.Grouped:
@@ -140,6 +141,7 @@ public sealed partial class ThreadedPipeline
     /// <summary>Hands final meld ordinal <paramref name="v"/>'s unit; its slot is free (checked before the step took its input).</summary>
     private void PutUnit(long v, Intention? intention, in MeldOutcome abort, bool covered)
     {
+        Invariant.Assert(v < _groupNext && v > _groupNext - 3, $"group meld hands final meld #{v} while at #{_groupNext}");
         var slot = (int)(v % _units.Length);
         if (_unitOrdinals[slot] != -1)
         {

@@ -59,6 +59,7 @@ public sealed partial class ThreadedPipeline
             return Idle(v);
         }
 
+        Invariant.Assert(v % t == lane && op.ThreadId == lane + 1, $"premeld lane {lane} (thread id {op.ThreadId}) took #{v}");
         var intention = inputs[slot];
         var abort = _inputDecided[lane][slot];
         var barrier = _inputBarriers[lane][slot];
@@ -70,6 +71,7 @@ public sealed partial class ThreadedPipeline
         if (retains)
         {
             var input = _states[stateSlot]!;
+            Invariant.Assert(input.Sequence <= m && input.Pins > 0, $"premeld of #{v} got {input} ({input.Pins} pins) as the state after #{m}");
             if (intention is not null && m >= barrier && _schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
             {
                 abort = op.Premeld(intention, input, out result);
@@ -80,6 +82,7 @@ public sealed partial class ThreadedPipeline
         }
 
         var r = (int)(v % _results.Length);
+        Invariant.Assert(Volatile.Read(ref _resultOrdinals[r]) == -1, $"premeld's result slot of #{v} is still taken by #{_resultOrdinals[r]}");
         _results[r] = result;
         _premeldAborts[r] = abort;
         Volatile.Write(ref _resultOrdinals[r], v);
@@ -136,6 +139,7 @@ public sealed partial class ThreadedPipeline
         if (_premeld.Length == 0)
         {
             var slot = (int)(v % _inputs[0].Length);
+            Invariant.Assert(Volatile.Read(ref _inputOrdinals[0][slot]) == v, $"#{v} taken from an input slot that holds #{_inputOrdinals[0][slot]}");
             intention = _inputs[0][slot];
             abort = _inputDecided[0][slot];
             _inputs[0][slot] = null;
@@ -145,6 +149,7 @@ public sealed partial class ThreadedPipeline
         }
 
         var r = (int)(v % _results.Length);
+        Invariant.Assert(Volatile.Read(ref _resultOrdinals[r]) == v, $"#{v} taken from a result slot that holds #{_resultOrdinals[r]}");
         intention = _results[r];
         abort = _premeldAborts[r];
         _results[r] = null;
