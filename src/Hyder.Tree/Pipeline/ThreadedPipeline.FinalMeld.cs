@@ -1,7 +1,8 @@
 // Final meld (stage thread id 0): melds each ordinal's unit into the database in log order and
 // publishes the states premeld reads. Relation to ReferencePipeline: this is its FinalMeld and
 // TimedMeld plus Retain (here Publish, into a ring of t·d + 3 pinned states that premeld
-// releases, where the reference keeps a list and releases by ordinal).
+// releases, where the reference keeps a list and releases by ordinal). Final meld of a group
+// made before premeld (PipelineOptions.GroupFirst) exists only in the reference pipeline.
 
 using Hyder.Tree.Meld;
 

@@ -2,7 +2,8 @@
 // cooperatively on the submitting caller's thread. Relation to ReferencePipeline: the reference
 // runs the stages in one fixed order per intention; here every stage steps on its own, and the
 // states do not depend on the interleaving because each stage computes what it computes on its
-// own thread, in ordinal order.
+// own thread, in ordinal order. The stage order premeld, group meld, final meld is the only one
+// here: grouping first (PipelineOptions.GroupFirst) exists only in the reference pipeline.
 
 namespace Hyder.Tree.Pipeline;
 

@@ -3,6 +3,7 @@
 // every stage for an intention before they return; here Submit only places the intention in its
 // premeld lane's slot (or the group or final stage's input when t = 0) and returns, and WaitFor
 // waits for final meld. A barrier is the same rule as there (no premeld input older than it).
+// Grouping first (PipelineOptions.GroupFirst) exists only in the reference pipeline.
 
 using Hyder.Tree.Meld;
 
