@@ -332,7 +332,9 @@ public sealed class Database
         if (changed)
         {
             var lcs = _current;
+            Invariant.Assert(lcs.Newer is null && lcs.Sequence < ordinal, $"state #{ordinal} published after {lcs}, which is not the newest");
             var next = NewState(root, ordinal);
+            AssertSampledState(next);
             next.Displaced = displaced;
             next.IsReconciled = reconciled;
             next.SplitKeys = reconciled ? null : phases?.SplitKeys;
@@ -393,6 +395,27 @@ public sealed class Database
         var s = _spareStates.Pop();
         s.Reuse(root, sequence);
         return s;
+    }
+
+    /// <summary>States checked whole by <see cref="AssertSampledState"/>: one in this many ordinals.</summary>
+    private const long StateCheckInterval = 256;
+
+    /// <summary>
+    /// Debug tier: a published state, whole (<see cref="TreeInspector.ValidateState"/>: order,
+    /// exact AVL heights, versions, no pooled node, no read-only copy, no operation list), at one
+    /// ordinal in <see cref="StateCheckInterval"/>. Meld checks the part it builds of every state
+    /// (MeldOperator.AssertOutput); this catches what that cannot see, such as a node changed in
+    /// place after it was published, at a cost of O(n) per 256 ordinals. A new state object also
+    /// holds no pin and no displaced nodes.
+    /// </summary>
+    [System.Diagnostics.Conditional("DEBUG")]
+    private static void AssertSampledState(DatabaseState state)
+    {
+        Invariant.Assert(state.Pins == 0 && state.Displaced is null && state.Newer is null, $"{state} is published while still in use ({state.Pins} pins)");
+        if (state.Sequence % StateCheckInterval == 0)
+        {
+            TreeInspector.ValidateState(state.Root);
+        }
     }
 
     private void Reclaim()

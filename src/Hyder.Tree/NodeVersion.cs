@@ -87,7 +87,7 @@ public readonly struct NodeVersion : IEquatable<NodeVersion>
     /// <summary>The two-part id of an ephemeral node.</summary>
     public static NodeVersion Ephemeral(byte threadId, long sequence)
     {
-        Debug.Assert(sequence >= 0 && sequence < (1L << SequenceBits), "ephemeral sequence overflow");
+        Invariant.Assert(sequence >= 0 && sequence < (1L << SequenceBits), $"ephemeral sequence {sequence} of thread {threadId} outside its {SequenceBits} bits");
         return new NodeVersion(EphemeralBit | ((ulong)threadId << SequenceBits) | (ulong)sequence);
     }
 

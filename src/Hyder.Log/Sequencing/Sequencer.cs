@@ -64,6 +64,7 @@ public sealed class Sequencer : ISequencer
 
             var first = _next;
             _next += count;
+            Invariant.Assert(_next >= first && LogAddress.IsValid(first), "the tail moves back within an epoch", first, _next);
             return new TokenReply(LogStatus.Ok, _epoch, first);
         }
     }
@@ -83,6 +84,8 @@ public sealed class Sequencer : ISequencer
                 return ValueTask.FromResult(new TokenReply(LogStatus.OutOfRange, _epoch, _next));
             }
 
+            // The tail moves only with a newer epoch (the same epoch's reset is a retry, answered alike).
+            Invariant.Assert(epoch > _epoch || next == _next, "a reset moves the tail within an epoch", _next, next);
             _epoch = epoch;
             _next = next;
             return ValueTask.FromResult(new TokenReply(LogStatus.Ok, _epoch, _next));

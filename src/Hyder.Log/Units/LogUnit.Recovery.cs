@@ -11,6 +11,7 @@ public sealed partial class LogUnit
         Recovery = recovery.Report;
         _epoch = recovery.Metadata.Epoch;
         _trimMark = recovery.Metadata.TrimMark;
+        AssertNeverBack(recovery.Metadata);
         _highest = _trimMark - 1;
         foreach (var slot in recovery.Slots)
         {

@@ -13,6 +13,7 @@ public sealed partial class LogUnit
                 return ValueTask.FromResult(new UnitReply(LogStatus.StaleEpoch, _epoch));
             }
 
+            Invariant.Assert(epoch >= _epoch, "a seal lowers the epoch", _epoch, epoch);
             _epoch = epoch;
             highest = _highest;
         }
@@ -76,7 +77,23 @@ public sealed partial class LogUnit
                 metadata = new Storage.UnitMetadata(_epoch, _trimMark);
             }
 
+            AssertNeverBack(metadata);
             _store.SaveMetadata(metadata);
         }
+    }
+
+#if DEBUG
+    private Storage.UnitMetadata _saved;
+#endif
+
+    /// <summary>Debug: the seal and the trim mark saved never go back (a restarted unit must reject what it rejected).</summary>
+    [System.Diagnostics.Conditional("DEBUG")]
+    private void AssertNeverBack(Storage.UnitMetadata metadata)
+    {
+#if DEBUG
+        Invariant.Assert(metadata.Epoch >= _saved.Epoch, "the saved seal goes back", _saved.Epoch, metadata.Epoch);
+        Invariant.Assert(metadata.TrimMark >= _saved.TrimMark, "the saved trim mark goes back", _saved.TrimMark, metadata.TrimMark);
+        _saved = metadata;
+#endif
     }
 }

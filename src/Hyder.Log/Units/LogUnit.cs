@@ -170,9 +170,12 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
             }
 
             // A trim supersedes whatever the address held; everything else fills an empty address.
+            Invariant.Assert(epoch >= _epoch && address >= _trimMark, "a slot is written under an older seal or below the trim mark", epoch, address);
+            Invariant.Assert(!exists || kind == SlotKind.Trim, "write-once: only a trim may follow a slot", address, (long)existing.Kind);
             var location = _store.Append(slot.AsSpan(0, _store.SlotSize), address);
             _index.Set(address, new IndexEntry(location, kind));
             _highest = Math.Max(_highest, address);
+            Invariant.Assert(_index.TryGetValue(address, out var entry) && entry == new IndexEntry(location, kind), "the index does not hold the slot just written", address, location);
             return (UnitReply.Ok, location);
         }
     }

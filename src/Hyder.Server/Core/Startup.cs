@@ -49,24 +49,7 @@ internal static class Startup
         }
 
         var (position, length) = first.Value;
-        var block = buffer.AsSpan(0, length);
-        if (!Blocks.TryParse(block, out var kind, out var error) || kind != BlockKind.Control
-            || !ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body) || control != ControlKind.Settings)
-        {
-            throw new ServerStartException(
-                $"the log's first record (@{position}) is not a Hyder cluster settings record{(error is null ? "" : $" ({error})")}: this log was not made by a Hyder transaction server");
-        }
-
-        ClusterSettings theirs;
-        try
-        {
-            theirs = ClusterSettings.Decode(body);
-        }
-        catch (FormatException e)
-        {
-            throw new ServerStartException($"the log's settings record (@{position}) cannot be read: {e.Message}", e);
-        }
-
+        var theirs = ReadSettings(buffer.AsSpan(0, length), position);
         if (theirs != mine)
         {
             throw new ServerStartException(
@@ -74,6 +57,29 @@ internal static class Startup
         }
 
         return (theirs, position);
+    }
+
+    /// <summary>
+    /// The cluster settings in the log's first record. Not async: its spans must not be in the
+    /// scope of an await (a Debug build keeps every local of an async method across its awaits).
+    /// </summary>
+    private static ClusterSettings ReadSettings(ReadOnlySpan<byte> block, long position)
+    {
+        if (!Blocks.TryParse(block, out var kind, out var error) || kind != BlockKind.Control
+            || !ControlRecord.TryDecode(Blocks.ControlPayload(block), out var control, out var body) || control != ControlKind.Settings)
+        {
+            throw new ServerStartException(
+                $"the log's first record (@{position}) is not a Hyder cluster settings record{(error is null ? "" : $" ({error})")}: this log was not made by a Hyder transaction server");
+        }
+
+        try
+        {
+            return ClusterSettings.Decode(body);
+        }
+        catch (FormatException e)
+        {
+            throw new ServerStartException($"the log's settings record (@{position}) cannot be read: {e.Message}", e);
+        }
     }
 
     private static async Task<(long Position, int Length)?> FirstDataBlockAsync(ISharedLog log, byte[] buffer, TimeProvider time, CancellationToken cancellationToken)

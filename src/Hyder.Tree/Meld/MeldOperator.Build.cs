@@ -92,7 +92,7 @@ public sealed partial class MeldOperator
     /// </remarks>
     private Node? Combine(Node l, Node? p, Node? left, Node? right)
     {
-        System.Diagnostics.Debug.Assert(!Settles(p), "final meld applies an operation list with Materialize, not Combine");
+        Invariant.Assert(!Settles(p), "final meld applies an operation list with Materialize, not Combine");
         var altered = p is not null && p.Altered;
         var operations = p is not null && p.HasOperations;
         var carries = _intentionMode ? p is not null && (p.Flags & IntentionMarks) != 0 : altered;
@@ -222,27 +222,6 @@ public sealed partial class MeldOperator
         }
     }
 
-    /// <summary>
-    /// Debug tier (O(log n) per call): a node meld retires must be the state's node for its key,
-    /// or fresh. Retiring anything else would recycle a node twice or one still in use.
-    /// </summary>
-    [System.Diagnostics.Conditional("DEBUG")]
-    private void AssertInState(Node n, string where)
-    {
-        if (_state is null || IsFresh(n))
-        {
-            return;
-        }
-
-        var m = _state.Root;
-        while (m is not null && m != n)
-        {
-            m = Keys.Compare(n, m) < 0 ? m.Left : m.Right;
-        }
-
-        System.Diagnostics.Debug.Assert(m is not null, $"{where} retires {Keys.Format(n.Key)} ({n.Vn}), which is not in state #{_state.Sequence}");
-    }
-
     /// <summary>A state or intention node that the result no longer uses.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Retire(Node n)
@@ -292,7 +271,7 @@ public sealed partial class MeldOperator
             return t;
         }
 
-        System.Diagnostics.Debug.Assert(_intentionMode || !t.HasOperations, "final meld never copies a node with operations into the state");
+        Invariant.Assert(_intentionMode || !t.HasOperations, "final meld never copies a node with operations into the state");
         var e = NewEphemeral();
         e.Key = t.Key;
         e.Payload = t.Payload;

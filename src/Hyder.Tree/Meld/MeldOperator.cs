@@ -78,6 +78,7 @@ public sealed partial class MeldOperator
         Run(intention, lcs, apply: true, intentionMode: false, out newRoot);
         if (_outcome.Committed)
         {
+            AssertOutput(newRoot, state: true);
             RecycleIntention(intention.Root, keepGrafted: true);
             _fresh.Clear();
             displaced = _displaced;
@@ -167,6 +168,7 @@ public sealed partial class MeldOperator
         Run(intention, input, apply: true, intentionMode: true, out var root);
         if (_outcome.Committed)
         {
+            AssertOutput(root, state: false);
             var ranges = intention.RootRanges;
             if (_movedRanges.Count > 0)
             {

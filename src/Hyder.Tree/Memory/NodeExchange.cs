@@ -35,11 +35,17 @@ public sealed class NodeExchange
     public int Batches => Volatile.Read(ref _fullCount);
 
     /// <summary>An empty batch array (reused when one is available).</summary>
-    internal Node[] EmptyBatch() => _empty.TryDequeue(out var batch) ? batch : new Node[BatchSize];
+    internal Node[] EmptyBatch()
+    {
+        var batch = _empty.TryDequeue(out var spare) ? spare : new Node[BatchSize];
+        AssertEmpty(batch, "an empty batch handed out");
+        return batch;
+    }
 
     /// <summary>Offers a full batch; false when the exchange is full (the caller keeps or drops it).</summary>
     internal bool Offer(Node[] batch)
     {
+        AssertFull(batch, "a batch offered");
         if (Interlocked.Increment(ref _fullCount) > MaxBatches)
         {
             Interlocked.Decrement(ref _fullCount);
@@ -55,6 +61,7 @@ public sealed class NodeExchange
     {
         if (_full.TryDequeue(out batch!))
         {
+            AssertFull(batch, "a batch taken");
             Interlocked.Decrement(ref _fullCount);
             return true;
         }
@@ -63,5 +70,32 @@ public sealed class NodeExchange
     }
 
     /// <summary>Gives back a batch array whose nodes were taken.</summary>
-    internal void Recycle(Node[] batch) => _empty.Enqueue(batch);
+    internal void Recycle(Node[] batch)
+    {
+        AssertEmpty(batch, "a batch recycled");
+        _empty.Enqueue(batch);
+    }
+
+    /// <summary>
+    /// Debug: a full batch holds <see cref="BatchSize"/> free nodes, each marked pooled. A node
+    /// that is not was handed off while still owned (or changed after it was handed back), and
+    /// two threads would build with it.
+    /// </summary>
+    [System.Diagnostics.Conditional("DEBUG")]
+    internal static void AssertFull(Node[] batch, string what)
+    {
+        Invariant.Assert(batch.Length == BatchSize, $"{what} has {batch.Length} slots, not {BatchSize}");
+        foreach (var n in batch)
+        {
+            Invariant.Assert(n is not null && (n.Flags & NodeFlags.Pooled) != 0, $"{what} holds a node that is not free: {(n is null ? "none" : Keys.Format(n.Key))}");
+        }
+    }
+
+    /// <summary>Debug: an empty batch keeps no node alive (and hands none out twice).</summary>
+    [System.Diagnostics.Conditional("DEBUG")]
+    private static void AssertEmpty(Node[] batch, string what)
+    {
+        Invariant.Assert(batch.Length == BatchSize, $"{what} has {batch.Length} slots, not {BatchSize}");
+        Invariant.Assert(Array.TrueForAll(batch, n => n is null), $"{what} still holds nodes");
+    }
 }

@@ -66,6 +66,7 @@ public sealed class NodePool
         {
             var n = _items[--_count];
             _items[_count] = null!;
+            Invariant.Assert((n.Flags & NodeFlags.Pooled) != 0, $"node {Keys.Format(n.Key)} was changed while free in a pool");
             n.Flags = NodeFlags.None;
             return n;
         }
@@ -88,6 +89,7 @@ public sealed class NodePool
             Taken += batch.Length;
             var node = _items[--_count];
             _items[_count] = null!;
+            Invariant.Assert((node.Flags & NodeFlags.Pooled) != 0, $"node {Keys.Format(node.Key)} came from the exchange not free");
             node.Flags = NodeFlags.None;
             return node;
         }
@@ -135,6 +137,7 @@ public sealed class NodePool
         _count -= batch.Length;
         Array.Copy(_items, _count, batch, 0, batch.Length);
         Array.Clear(_items, _count, batch.Length);
+        NodeExchange.AssertFull(batch, "a batch given");
         if (Exchange.Offer(batch))
         {
             Given += batch.Length;
