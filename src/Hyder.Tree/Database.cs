@@ -29,6 +29,25 @@ public sealed class Database
     private ISplitPhases? _phases;
     private DatabaseState? _reconciled;
     private TaskCompletionSource _reconciledSignal = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private bool _inlineContinuations;
+
+    /// <summary>
+    /// True: what waits for <see cref="WhenReconciledAfter"/> continues on the thread that publishes
+    /// the reconciled state (final meld's), after the ordinal is done, instead of on the thread
+    /// pool. A cooperative server (one thread, docs/simulation.md) needs it; set it before anything waits.
+    /// </summary>
+    public bool InlineContinuations
+    {
+        get => _inlineContinuations;
+        set
+        {
+            _inlineContinuations = value;
+            Volatile.Write(ref _reconciledSignal, NewReconciledSignal());
+        }
+    }
+
+    private TaskCompletionSource NewReconciledSignal() =>
+        new(_inlineContinuations ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
     public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
@@ -302,6 +321,7 @@ public sealed class Database
     {
         var phases = _phases;
         var reconciled = false;
+        TaskCompletionSource? signal = null;
         if (phases is not null && phases.EndsPhase(ordinal, noOp))
         {
             var hadSplitKeys = phases.SplitKeys is not null;
@@ -345,7 +365,7 @@ public sealed class Database
                 var old = _reconciled;
                 Volatile.Write(ref _reconciled, next);
                 old?.Unpin();
-                Interlocked.Exchange(ref _reconciledSignal, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+                signal = Interlocked.Exchange(ref _reconciledSignal, NewReconciledSignal());
             }
         }
         else if (displaced is not null)
@@ -354,6 +374,9 @@ public sealed class Database
         }
 
         Reclaim();
+
+        // Last: an inline continuation (a stashed transaction) runs with this ordinal done.
+        signal?.TrySetResult();
     }
 
     /// <summary>Runs a transaction's intention through the log and meld (a convenience for single-threaded use).</summary>

@@ -4,7 +4,7 @@ using Hyder.Simulation.Cluster;
 using Hyder.Simulation.Faults;
 using Hyder.Tree;
 
-// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long]
+// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long] [--split-phases] [--stripes] [--replace-units]
 return SimCommand.Run(args, Console.Out, Console.Error);
 
 /// <summary>The `sim` command line (docs/simulation.md).</summary>
@@ -20,6 +20,7 @@ internal static class SimCommand
         var isolation = IsolationLevel.Serializable;
         TimeSpan? duration = null;
         var longMode = false;
+        bool splitPhases = false, stripes = false, replaceUnits = false;
         try
         {
             for (var i = 0; i < args.Length; i++)
@@ -28,6 +29,13 @@ internal static class SimCommand
                 {
                     longMode = true;
                     continue;
+                }
+
+                switch (args[i])
+                {
+                    case "--split-phases": splitPhases = true; continue;
+                    case "--stripes": stripes = true; continue;
+                    case "--replace-units": replaceUnits = true; continue;
                 }
 
                 var value = i + 1 < args.Length ? args[i + 1] : throw new ArgumentException($"{args[i]} needs a value");
@@ -61,7 +69,7 @@ internal static class SimCommand
         catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
         {
             error.WriteLine($"sim: {e.Message}");
-            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash] [--isolation serializable|si] [--duration-ms D] [--long]");
+            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash] [--isolation serializable|si] [--duration-ms D] [--long] [--split-phases] [--stripes] [--replace-units]");
             return 2;
         }
 
@@ -71,6 +79,7 @@ internal static class SimCommand
             return o with
             {
                 Isolation = isolation, Duration = duration ?? o.Duration, Verbose = verbose, Output = verbose ? output : null,
+                SplitPhases = splitPhases, Stripes = stripes, ReplaceUnits = replaceUnits,
             };
         }
 
