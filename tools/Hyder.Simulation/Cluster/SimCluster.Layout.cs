@@ -96,13 +96,21 @@ internal sealed partial class SimCluster
         _replacing = true;
         try
         {
-            var replacement = $"n{_unitsMade++}";
+            var replacement = $"n{_unitsMade}";
             var before = await ReadLogAsync(null);
+            if (!CanDie(victim))
+            {
+                // A bit flipped on a partner while the log was read: the unit lives on.
+                Trace.Add($"{victim} spared: a partner holds a corrupt slot");
+                return;
+            }
+
             if (_live[victim] is { } live)
             {
                 live.Disk.Kill();
             }
 
+            _unitsMade++;
             _live[victim] = null;
             _disks.Remove(victim);
             _units[_units.IndexOf(victim)] = replacement;
