@@ -536,6 +536,7 @@ public sealed partial class TransactionServer
     private void DeliverOutcomes()
     {
         AnnounceCooperativeMelded();
+        _db.ReleaseReconciledWaiters();
         if (_melded.Count == 0)
         {
             return;

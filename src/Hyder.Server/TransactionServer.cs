@@ -208,8 +208,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
                 : new SplitPhaseTable(split);
         }
 
-        // One thread in cooperative mode: a stashed transaction continues where its state is published.
-        db.InlineContinuations = options.Cooperative;
+        // One thread in cooperative mode: a stashed transaction continues after the submit that
+        // reconciled its state (DeliverOutcomes), on that thread.
+        db.DeferReconciledWaiters = options.Cooperative;
         options.DatabaseOpened?.Invoke(db);
         var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, broadcast, logger);
         server.StartedFrom(restart);

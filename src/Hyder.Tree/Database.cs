@@ -29,25 +29,37 @@ public sealed class Database
     private ISplitPhases? _phases;
     private DatabaseState? _reconciled;
     private TaskCompletionSource _reconciledSignal = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private bool _inlineContinuations;
+    private readonly Queue<TaskCompletionSource> _deferredSignals = new();
+    private bool _deferWaiters;
 
     /// <summary>
-    /// True: what waits for <see cref="WhenReconciledAfter"/> continues on the thread that publishes
-    /// the reconciled state (final meld's), after the ordinal is done, instead of on the thread
-    /// pool. A cooperative server (one thread, docs/simulation.md) needs it; set it before anything waits.
+    /// True: final meld does not release what waits for <see cref="WhenReconciledAfter"/>; the
+    /// owner's next <see cref="ReleaseReconciledWaiters"/> does, and the waiters continue inline on
+    /// its thread instead of on the thread pool. A cooperative server (one thread, docs/simulation.md)
+    /// releases them after the submit that melded the ordinal, as it delivers outcomes, never inside
+    /// a stage step. Set it before anything waits.
     /// </summary>
-    public bool InlineContinuations
+    public bool DeferReconciledWaiters
     {
-        get => _inlineContinuations;
+        get => _deferWaiters;
         set
         {
-            _inlineContinuations = value;
+            _deferWaiters = value;
             Volatile.Write(ref _reconciledSignal, NewReconciledSignal());
         }
     }
 
+    /// <summary>With <see cref="DeferReconciledWaiters"/>: lets the waiters of every reconciled state published since the last call continue, inline.</summary>
+    public void ReleaseReconciledWaiters()
+    {
+        while (_deferredSignals.TryDequeue(out var signal))
+        {
+            signal.TrySetResult();
+        }
+    }
+
     private TaskCompletionSource NewReconciledSignal() =>
-        new(_inlineContinuations ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
+        new(_deferWaiters ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
     public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
@@ -374,9 +386,17 @@ public sealed class Database
         }
 
         Reclaim();
-
-        // Last: an inline continuation (a stashed transaction) runs with this ordinal done.
-        signal?.TrySetResult();
+        if (signal is not null)
+        {
+            if (_deferWaiters)
+            {
+                _deferredSignals.Enqueue(signal);
+            }
+            else
+            {
+                signal.TrySetResult();
+            }
+        }
     }
 
     /// <summary>Runs a transaction's intention through the log and meld (a convenience for single-threaded use).</summary>

@@ -27,6 +27,7 @@ internal sealed partial class SimCluster
     private const int MaxReplacements = 2;
 
     private readonly List<Task> _layoutChanges = [];
+    private readonly HashSet<string> _stripeUnits = new(StringComparer.Ordinal);
     private readonly Dictionary<long, (LogEntryKind Kind, byte[] Bytes)> _deferredChecks = [];
     private int _chainsMade;
     private int _unitsMade;
@@ -80,6 +81,7 @@ internal sealed partial class SimCluster
         {
             MakeUnit(name);
             _units.Add(name);
+            _stripeUnits.Add(name);
         }
 
         await AdministerAsync($"add stripe [{string.Join(", ", chain)}]", admin => admin.AddStripeAsync(chain), p => p.AllUnits().Contains(chain[0]));

@@ -355,7 +355,7 @@ internal sealed partial class SimCluster
             }
         }
 
-        CheckCounters(live);
+        CheckFeatures(live);
         if (Failure is not null)
         {
             return;

@@ -67,6 +67,17 @@ internal sealed partial class SimCluster
     /// After settling: every server holds the same value of each counter (its tree with the side
     /// table's running values on top), and that value is one the clients' outcomes allow.
     /// </summary>
+    private void CheckFeatures(IReadOnlyList<ServerNode> live)
+    {
+        // Stripes in use: acknowledged blocks on the chains the administrator added.
+        if (Options.Stripes)
+        {
+            Stats.BlocksOnAddedStripes = Invariants.Acked.Keys.Count(a => ChainOf(a).Any(_stripeUnits.Contains));
+        }
+
+        CheckCounters(live);
+    }
+
     private void CheckCounters(IReadOnlyList<ServerNode> live)
     {
         if (!Options.SplitPhases)

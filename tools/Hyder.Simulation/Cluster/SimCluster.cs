@@ -187,7 +187,8 @@ internal sealed partial class SimCluster
 
     private void StartUnit(string name)
     {
-        if (_live.TryGetValue(name, out var running) && running is not null)
+        // A unit that died for good (replaced, docs/simulation.md) has no disk to start from.
+        if ((_live.TryGetValue(name, out var running) && running is not null) || !_disks.ContainsKey(name))
         {
             return;
         }

@@ -30,6 +30,9 @@ public sealed partial class SimStats
     /// <summary>Chains of the log's last projection.</summary>
     public int FinalChains { get; set; }
 
+    /// <summary>Acknowledged blocks on the chains the administrator added.</summary>
+    public int BlocksOnAddedStripes { get; set; }
+
     /// <summary>Units that died for good and were replaced by new ones.</summary>
     public int UnitsReplaced { get; set; }
 
@@ -47,6 +50,7 @@ public sealed partial class SimStats
         Stashed += other.Stashed;
         StripesAdded += other.StripesAdded;
         FinalChains += other.FinalChains;
+        BlocksOnAddedStripes += other.BlocksOnAddedStripes;
         UnitsReplaced += other.UnitsReplaced;
         PositionsCheckedAcrossReplacements += other.PositionsCheckedAcrossReplacements;
     }
@@ -56,6 +60,6 @@ public sealed partial class SimStats
         (CounterAddsCommitted + CounterAddsUnknown + SplitStaged > 0
             ? $"; split phases: counter adds ok {CounterAddsCommitted} / info {CounterAddsUnknown}, counter reads {CounterReads}, staged {SplitStaged}, phases {SplitPhasesEnded}, keys reconciled {SplitReconciledKeys}, stashed {Stashed}"
             : "")
-        + (StripesAdded > 0 ? $"; stripes added {StripesAdded}" : "")
+        + (StripesAdded > 0 ? $"; stripes added {StripesAdded}, acknowledged blocks on them {BlocksOnAddedStripes}" : "")
         + (UnitsReplaced > 0 ? $"; units replaced {UnitsReplaced}, positions compared across them {PositionsCheckedAcrossReplacements}" : "");
 }
