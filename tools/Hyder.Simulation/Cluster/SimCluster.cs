@@ -188,12 +188,12 @@ internal sealed partial class SimCluster
     private void StartUnit(string name)
     {
         // A unit that died for good (replaced, docs/simulation.md) has no disk to start from.
-        if ((_live.TryGetValue(name, out var running) && running is not null) || !_disks.ContainsKey(name))
+        if ((_live.TryGetValue(name, out var running) && running is not null) || !_disks.TryGetValue(name, out var image))
         {
             return;
         }
 
-        var disk = new SimDisk(_disks[name], Scheduler);
+        var disk = new SimDisk(image, Scheduler);
         var unit = LogUnit.OpenOn(disk, Options.BlockSize);
         _live[name] = (new CheckedUnit(this, name, unit), disk);
         var report = unit.Recovery;
