@@ -63,7 +63,7 @@ public sealed class LayoutAndSplitPhaseTests(ITestOutputHelper output)
     [Fact]
     public void UnitsDieForGoodAndAreReplacedUnderFaults()
     {
-        var (totals, failures) = RunSeeds(1, 20, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Default, ReplaceUnits = true });
+        var (totals, failures) = RunSeeds(1, 30, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Default, ReplaceUnits = true });
         Assert.Empty(failures);
         Assert.True(totals.UnitsReplaced >= 10, $"only {totals.UnitsReplaced} units replaced");
         Assert.True(totals.PositionsCheckedAcrossReplacements > 100, $"only {totals.PositionsCheckedAcrossReplacements} positions compared across replacements");
