@@ -110,6 +110,9 @@ public sealed class ServerOptions
     /// <summary>Tests: called on the final-meld thread after each ordinal, from the first one on (not for the lone meld of an unpaired group-meld ordinal when a disposed server drains its pipeline).</summary>
     internal Action<long, Tree.Meld.MeldOutcome, Tree.DatabaseState>? MeldedHook { get; set; }
 
+    /// <summary>Tests: called once the server opened its database (split-phase table attached), before it melds anything.</summary>
+    internal Action<Tree.Database>? DatabaseOpened { get; set; }
+
     /// <summary>Tests: called on the executor with each intention it built, before it is validated and appended.</summary>
     internal Action<Tree.Intention>? IntentionBuilt { get; set; }
 

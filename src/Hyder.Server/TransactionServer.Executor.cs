@@ -147,7 +147,7 @@ public sealed partial class TransactionServer
                     RequestPhaseEnd(after);
                 }
 
-                await reconciled.WaitAsync(stopOrCaller.Token).ConfigureAwait(false);
+                await (_cooperative ? reconciled : reconciled.WaitAsync(stopOrCaller.Token)).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
             {

@@ -205,6 +205,11 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
                 : new SplitPhaseTable(split);
         }
 
+        // One thread in cooperative mode: a stashed transaction continues after the submit that
+        // reconciled its state (DeliverOutcomes), on that thread.
+        db.DeferReconciledWaiters = options.Cooperative;
+        options.DatabaseOpened?.Invoke(db);
+
         // A restarted server's part rule starts from the barrier's marker, the position before its resume position.
         var lastBarrierPosition = restart is { } m ? m.Info.ResumePosition - 1 : 0;
         var server = new TransactionServer(log, options, settings, settingsPosition, db, sequences, readFrom, lastBarrier, lastBarrierPosition, broadcast, logger);
@@ -319,6 +324,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private void DeliverOutcomes()
     {
         AnnounceCooperativeMelded();
+        _db.ReleaseReconciledWaiters();
         if (_melded.Count == 0)
         {
             return;

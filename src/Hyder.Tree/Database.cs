@@ -29,6 +29,37 @@ public sealed class Database
     private ISplitPhases? _phases;
     private DatabaseState? _reconciled;
     private TaskCompletionSource _reconciledSignal = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Queue<TaskCompletionSource> _deferredSignals = new();
+    private bool _deferWaiters;
+
+    /// <summary>
+    /// True: final meld does not release what waits for <see cref="WhenReconciledAfter"/>; the
+    /// owner's next <see cref="ReleaseReconciledWaiters"/> does, and the waiters continue inline on
+    /// its thread instead of on the thread pool. A cooperative server (one thread, docs/simulation.md)
+    /// releases them after the submit that melded the ordinal, as it delivers outcomes, never inside
+    /// a stage step. Set it before anything waits.
+    /// </summary>
+    public bool DeferReconciledWaiters
+    {
+        get => _deferWaiters;
+        set
+        {
+            _deferWaiters = value;
+            Volatile.Write(ref _reconciledSignal, NewReconciledSignal());
+        }
+    }
+
+    /// <summary>With <see cref="DeferReconciledWaiters"/>: lets the waiters of every reconciled state published since the last call continue, inline.</summary>
+    public void ReleaseReconciledWaiters()
+    {
+        while (_deferredSignals.TryDequeue(out var signal))
+        {
+            signal.TrySetResult();
+        }
+    }
+
+    private TaskCompletionSource NewReconciledSignal() =>
+        new(_deferWaiters ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
     public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
@@ -302,6 +333,7 @@ public sealed class Database
     {
         var phases = _phases;
         var reconciled = false;
+        TaskCompletionSource? signal = null;
         if (phases is not null && phases.EndsPhase(ordinal, noOp))
         {
             var hadSplitKeys = phases.SplitKeys is not null;
@@ -347,7 +379,7 @@ public sealed class Database
                 var old = _reconciled;
                 Volatile.Write(ref _reconciled, next);
                 old?.Unpin();
-                Interlocked.Exchange(ref _reconciledSignal, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+                signal = Interlocked.Exchange(ref _reconciledSignal, NewReconciledSignal());
             }
         }
         else if (displaced is not null)
@@ -356,6 +388,17 @@ public sealed class Database
         }
 
         Reclaim();
+        if (signal is not null)
+        {
+            if (_deferWaiters)
+            {
+                _deferredSignals.Enqueue(signal);
+            }
+            else
+            {
+                signal.TrySetResult();
+            }
+        }
     }
 
     /// <summary>Runs a transaction's intention through the log and meld (a convenience for single-threaded use).</summary>

@@ -110,6 +110,11 @@ public sealed class SimulationTests(ITestOutputHelper output)
                 Seed = long.Parse(parts[0]),
                 Faults = FaultProfile.Parse(parts[1]),
                 Isolation = parts[2] == "si" ? IsolationLevel.SnapshotIsolation : IsolationLevel.Serializable,
+                Broadcast = parts.Contains("--broadcast"),
+                TrustBroadcast = parts.Contains("--trust-broadcast"),
+                SplitPhases = parts.Contains("--split-phases"),
+                Stripes = parts.Contains("--stripes"),
+                ReplaceUnits = parts.Contains("--replace-units"),
             });
             Assert.True(result.Passed, result.Describe());
         }

@@ -4,7 +4,7 @@ using Hyder.Simulation.Cluster;
 using Hyder.Simulation.Faults;
 using Hyder.Tree;
 
-// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast]
+// sim --seeds N | --seed S | --minutes M  [--start S] [--faults P] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast] [--split-phases] [--stripes] [--replace-units]
 return SimCommand.Run(args, Console.Out, Console.Error);
 
 /// <summary>The `sim` command line (docs/simulation.md).</summary>
@@ -22,6 +22,7 @@ internal static class SimCommand
         var longMode = false;
         var broadcast = false;
         var trustBroadcast = false;
+        bool splitPhases = false, stripes = false, replaceUnits = false;
         try
         {
             for (var i = 0; i < args.Length; i++)
@@ -32,11 +33,13 @@ internal static class SimCommand
                     continue;
                 }
 
-                if (args[i] is "--broadcast" or "--trust-broadcast")
+                switch (args[i])
                 {
-                    broadcast = true;
-                    trustBroadcast |= args[i] == "--trust-broadcast";
-                    continue;
+                    case "--broadcast": broadcast = true; continue;
+                    case "--trust-broadcast": broadcast = true; trustBroadcast = true; continue;
+                    case "--split-phases": splitPhases = true; continue;
+                    case "--stripes": stripes = true; continue;
+                    case "--replace-units": replaceUnits = true; continue;
                 }
 
                 var value = i + 1 < args.Length ? args[i + 1] : throw new ArgumentException($"{args[i]} needs a value");
@@ -70,7 +73,7 @@ internal static class SimCommand
         catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
         {
             error.WriteLine($"sim: {e.Message}");
-            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash|broadcast] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast]");
+            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash|broadcast] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast] [--split-phases] [--stripes] [--replace-units]");
             return 2;
         }
 
@@ -83,6 +86,7 @@ internal static class SimCommand
             {
                 Isolation = isolation, Duration = duration ?? o.Duration, Verbose = verbose, Output = verbose ? output : null,
                 Broadcast = broadcast, TrustBroadcast = trustBroadcast,
+                SplitPhases = splitPhases, Stripes = stripes, ReplaceUnits = replaceUnits,
             };
         }
 

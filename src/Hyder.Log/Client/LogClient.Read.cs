@@ -50,13 +50,11 @@ public sealed partial class LogClient
             }
             catch (UnitUnreachableException)
             {
-                // The tail is down: any replica holding a block or a fill holds the value the
-                // address will keep (the head decided it), so answer that while the log is
-                // reconfigured. "Unwritten" from a replica before the tail proves nothing.
-                if (await ReadFromOtherReplicasAsync(view, chain, address, destination, cancellationToken).ConfigureAwait(false) is { } found)
-                {
-                    return found;
-                }
+                // The tail is down: wait for it (or for the projection that replaces it). A block
+                // or fill that only replicas before the tail hold is decided but not durable: if
+                // such a replica then dies for good, the replacement is copied from the tail and
+                // the address reads unwritten, so a reader answered from it would disagree with
+                // every later one (docs/log.md; the simulation's seed 147 with --replace-units).
             }
 
             await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);

@@ -67,7 +67,15 @@ internal sealed class Invariants(SimCluster cluster)
         var crc = BitConverter.ToUInt32(slot, 28);
         if (_written.TryGetValue(address, out var first))
         {
-            if (first.Kind != kind || first.Crc != crc)
+            if ((first.Kind != kind || first.Crc != crc) && !cluster.ChainOf(address).Contains(first.Unit))
+            {
+                // A block a new stripe left behind on the address's old chain (half-written, never
+                // acknowledged, never read there again): the address's chain is another one now.
+                _written[address] = (kind, crc, unit);
+                return;
+            }
+
+            if ((first.Kind != kind || first.Crc != crc) && cluster.ChainOf(address).Contains(unit))
             {
                 cluster.Violation($"write-once broken at @{address}: {first.Unit} durably holds {first.Kind} (body crc {first.Crc:x8}), {unit} {kind} (body crc {crc:x8})");
             }

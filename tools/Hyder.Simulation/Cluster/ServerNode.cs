@@ -30,7 +30,7 @@ internal enum TxnOutcome
 /// <see cref="ITransactionEngine"/> API. A crash halts the incarnation's log (<see cref="SimLog"/>)
 /// and abandons its objects; its loops end at their next step.
 /// </summary>
-internal sealed class ServerNode
+internal sealed partial class ServerNode
 {
     private readonly SimCluster _cluster;
     private readonly SimLog _log;
@@ -64,7 +64,7 @@ internal sealed class ServerNode
     public long NextPosition => _server?.ReadPosition ?? 0;
 
     /// <summary>The current state's hash.</summary>
-    public ulong StateHash => _server is { } s ? TreeInspector.StateHash(s.Database.Current.Root) : 0;
+    public ulong StateHash => _server is { } s ? WithSplitTable(TreeInspector.StateHash(s.Database.Current.Root)) : 0;
 
     /// <summary>Starts the server: agree on the settings (the first server writes them), replay the log, catch up, serve.</summary>
     public async Task StartAsync()
@@ -83,6 +83,7 @@ internal sealed class ServerNode
             TrimKeepCheckpoints = _cluster.TrimPolicy,
             MeldedHook = OnMelded,
             TrustBroadcast = _cluster.Options.TrustBroadcast,
+            DatabaseOpened = db => _database = db,
         };
         TransactionServer server;
         try
@@ -213,7 +214,7 @@ internal sealed class ServerNode
         }
 
         _firstMeldAt ??= _cluster.Scheduler.Now;
-        var hash = TreeInspector.StateHash(current.Root);
+        var hash = WithSplitTable(TreeInspector.StateHash(current.Root));
         _cluster.Trace.Add($"{Name} meld #{ordinal} {(outcome.Committed ? "commit" : "abort " + outcome.Cause)} state {hash:x16}");
         _cluster.Invariants.Melded(Name, ordinal, outcome.Committed, hash);
         if (!outcome.Committed && outcome.Cause == AbortCause.Rejected && outcome.RejectReason?.Contains("is a second copy of intention", StringComparison.Ordinal) != true)
@@ -226,7 +227,7 @@ internal sealed class ServerNode
 
     /// <summary>Runs one transaction of the checker's workload through the engine API; the reads are filled in on success.</summary>
     /// <remarks>A <see cref="TxnOutcome.Fail"/> comes with its cause, for <see cref="SimStats.FailCauses"/>.</remarks>
-    public async Task<(TxnOutcome Outcome, Mop[]? Completed, string? FailCause)> ExecuteAsync(Mop[] mops, IsolationLevel isolation)
+    public async Task<(TxnOutcome Outcome, Mop[]? Completed, string? FailCause)> ExecuteAsync(Mop[] mops, IsolationLevel isolation, CounterOp[]? counters = null)
     {
         if (_server is not { } server || _log.Halted)
         {
@@ -251,6 +252,19 @@ internal sealed class ServerNode
             for (var i = 0; i < mops.Length; i++)
             {
                 completed[i] = await RunAsync(tx, mops[i]);
+            }
+
+            foreach (var op in counters ?? [])
+            {
+                // A read of a split counter waits (stashed) for the next reconciled state, which a
+                // crashed server never reaches: nothing was appended yet.
+                var step = RunCounterAsync(tx, op);
+                if (await Task.WhenAny(step, _crashed.Task) != step)
+                {
+                    return (TxnOutcome.Fail, null, "server crashed during a stashed read");
+                }
+
+                await step;
             }
 
             commit = tx.CommitAsync().AsTask();

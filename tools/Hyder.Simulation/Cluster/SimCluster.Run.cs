@@ -48,6 +48,7 @@ internal sealed partial class SimCluster
         Network.HealAll();
         await HealAllAsync();
         var deadline = Scheduler.Now + TimeSpan.FromSeconds(60).Ticks;
+        await LayoutSettledAsync(deadline);
         while (_clientsRunning > 0 && Scheduler.Now < deadline)
         {
             await Task.Delay(TimeSpan.FromMilliseconds(10), Scheduler.Time);
@@ -64,8 +65,9 @@ internal sealed partial class SimCluster
             {
                 await Task.Delay(TimeSpan.FromTicks(10_000 + Scheduler.Random.Next(40_000)), Scheduler.Time);
                 var mops = generator.Next();
+                var counters = NextCounterOps();
                 _history.Invoke(process, mops);
-                Trace.Add($"p{process} invoke on {server}: {string.Join(", ", mops.Select(m => m.ToString()))}");
+                Trace.Add($"p{process} invoke on {server}: {string.Join(", ", mops.Select(m => m.ToString()).Concat(counters.Select(c => c.ToString())))}");
                 if (_servers[server] is not { } live)
                 {
                     // Nothing was sent: certainly not committed.
@@ -77,7 +79,8 @@ internal sealed partial class SimCluster
                 }
 
                 var began = Scheduler.Now;
-                var (outcome, completed, cause) = await live.ExecuteAsync(mops, Options.Isolation);
+                var (outcome, completed, cause) = await live.ExecuteAsync(mops, Options.Isolation, counters);
+                _ledger.Record(counters, outcome);
                 switch (outcome)
                 {
                     case TxnOutcome.Ok:
@@ -265,6 +268,8 @@ internal sealed partial class SimCluster
             Trace.Add($"{name} meld slow");
             Scheduler.After(FaultLength(), () => _meldStalls.Remove(name));
         }
+
+        InjectLayoutFaults();
     }
 
     private async Task RestartSequencerAsync()
@@ -348,6 +353,12 @@ internal sealed partial class SimCluster
                 Violation($"after settling, {s.Name} melded #{s.Melded} with state {s.StateHash:x16} but {live[0].Name} melded #{live[0].Melded} with state {live[0].StateHash:x16}");
                 return;
             }
+        }
+
+        CheckFeatures(live);
+        if (Failure is not null)
+        {
+            return;
         }
 
         // Every acknowledged append reads back with the same bytes through a fresh client.

@@ -22,7 +22,7 @@ internal sealed partial class SimCluster
 {
     private const string SequencerName = "seq";
     private const string AdminName = "admin";
-    private readonly MemoryProjectionStore _store = new();
+    private readonly TrackingProjectionStore _store = new();
     private readonly List<string> _units = [];
     private readonly Dictionary<string, DiskImage> _disks = new(StringComparer.Ordinal);
     private readonly Dictionary<string, (CheckedUnit Unit, SimDisk Disk)?> _live = new(StringComparer.Ordinal);
@@ -50,7 +50,7 @@ internal sealed partial class SimCluster
 
         // The trim policy too: off, or every server trims whenever it reads a checkpoint, keeping 1 or 2.
         TrimPolicy = Scheduler.Random.Next(3);
-        Settings = new Hyder.Server.Cluster.ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = options.BlockSize };
+        Settings = WithSplitPhases(new Hyder.Server.Cluster.ClusterSettings { PremeldThreads = t, Distance = d, GroupMeld = group, BlockSize = options.BlockSize });
         for (var c = 0; c < options.Chains; c++)
         {
             for (var r = 0; r < options.Replicas; r++)
@@ -128,8 +128,10 @@ internal sealed partial class SimCluster
         }
     }
 
-    public IReadOnlyList<string> ChainOf(long address) =>
-        [.. _units.Skip((int)(address % Options.Chains) * Options.Replicas).Take(Options.Replicas)];
+    /// <summary>The chain that holds <paramref name="address"/> in the latest projection (stripes added, units replaced).</summary>
+    public IReadOnlyList<string> ChainOf(long address) => _store.Latest is { } p
+        ? p.ChainFor(address)
+        : [.. _units.Skip((int)(address % Options.Chains) * Options.Replicas).Take(Options.Replicas)];
 
     /// <summary>Every intact durable data slot on every disk, by (unit, address).</summary>
     public Dictionary<(string Unit, long Address), byte[]> DurableBlocks()
@@ -185,12 +187,13 @@ internal sealed partial class SimCluster
 
     private void StartUnit(string name)
     {
-        if (_live.TryGetValue(name, out var running) && running is not null)
+        // A unit that died for good (replaced, docs/simulation.md) has no disk to start from.
+        if ((_live.TryGetValue(name, out var running) && running is not null) || !_disks.TryGetValue(name, out var image))
         {
             return;
         }
 
-        var disk = new SimDisk(_disks[name], Scheduler);
+        var disk = new SimDisk(image, Scheduler);
         var unit = LogUnit.OpenOn(disk, Options.BlockSize);
         _live[name] = (new CheckedUnit(this, name, unit), disk);
         var report = unit.Recovery;
@@ -342,7 +345,7 @@ internal sealed partial class SimCluster
 }
 
 /// <summary>Counts of one run.</summary>
-public sealed class SimStats
+public sealed partial class SimStats
 {
     public int Committed { get; set; }
 
@@ -456,11 +459,12 @@ public sealed class SimStats
         BehindTrim += other.BehindTrim;
         CrashesDuringCheckpointWrite += other.CrashesDuringCheckpointWrite;
         CrashesDuringTrim += other.CrashesDuringTrim;
+        AddFeatures(other);
     }
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}, trims {Trims}, restarts from a checkpoint {CheckpointRestarts}, behind the trim {BehindTrim}; crashes during a checkpoint write {CrashesDuringCheckpointWrite}, during a trim {CrashesDuringTrim}";
+        $"txns ok {Committed} / fail {Failed} / info {Indeterminate}, ordinals {Ordinals}; crashes: units {UnitCrashes}, servers {ServerCrashes}, sequencer {SequencerCrashes}; epochs {Epochs}, partitions {Partitions}, bit flips {BitFlips}, full disks {FullDisks}, torn slots cut {TornSlotsCut}, corrupt slots found {CorruptSlots}; checkpoints {CheckpointsWritten}, trims {Trims}, restarts from a checkpoint {CheckpointRestarts}, behind the trim {BehindTrim}; crashes during a checkpoint write {CrashesDuringCheckpointWrite}, during a trim {CrashesDuringTrim}{FeaturesText}";
 }
 
 /// <summary>

@@ -94,6 +94,19 @@ public sealed record SimOptions
     /// </summary>
     public bool TrustBroadcast { get; init; }
 
+    /// <summary>
+    /// Split phases (Doppel) on: the servers run with <c>Cluster:SplitPhase</c> (a length, a hot
+    /// threshold and maybe a labelled key drawn from the seed), and half the transactions also add
+    /// to (or read) a few hot counters (docs/simulation.md, "Split phases, stripes, unit replacement").
+    /// </summary>
+    public bool SplitPhases { get; init; }
+
+    /// <summary>Stripes: the administrator adds chains (<c>LogAdmin.AddStripeAsync</c>) while the load runs.</summary>
+    public bool Stripes { get; init; }
+
+    /// <summary>Unit replacement: a unit dies for good and the administrator replaces it (<c>LogAdmin.ReplaceUnitAsync</c>) while the load runs.</summary>
+    public bool ReplaceUnits { get; init; }
+
     /// <summary>Planted bug: log units acknowledge writes before their fsync (the mutation test).</summary>
     public bool PlantAckBeforeSync { get; init; }
 
@@ -104,5 +117,5 @@ public sealed record SimOptions
     public long PlantTrimBeyondRule { get; init; }
 
     /// <summary>The replay line for this run.</summary>
-    public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}{(Long ? " --long" : "")}{(Broadcast ? " --broadcast" : "")}{(TrustBroadcast ? " --trust-broadcast" : "")}";
+    public string ReplayLine => $"sim --seed {Seed} --faults {Faults.Name} --isolation {(Isolation == IsolationLevel.SnapshotIsolation ? "si" : "serializable")} --duration-ms {(long)Duration.TotalMilliseconds}{(Long ? " --long" : "")}{(Broadcast ? " --broadcast" : "")}{(TrustBroadcast ? " --trust-broadcast" : "")}{(SplitPhases ? " --split-phases" : "")}{(Stripes ? " --stripes" : "")}{(ReplaceUnits ? " --replace-units" : "")}";
 }
