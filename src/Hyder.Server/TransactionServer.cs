@@ -41,7 +41,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly ThreadedPipeline _pipeline;
     private readonly SemaphoreSlim _admission;
     private readonly CancellationTokenSource _stop = new();
-    private readonly ConcurrentDictionary<long, PendingTransaction> _localByNonce = new();
+    private readonly NonceTable _localByNonce;
 
     /// <summary>
     /// This server's transactions by ordinal, from their submit to their final meld: a ring of
@@ -102,6 +102,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         broadcast?.OnReceived(WakeReader);
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
+        _localByNonce = new NonceTable(Math.Min(options.MaxInFlight, 4096));
         _window = new StateWindow(db, settings.StateWindow);
         _localByOrdinal = new PendingTransaction?[2 * options.PipelineWindow];
         _window.Advance(db.LastAppended, db.Current);
