@@ -23,11 +23,15 @@ public sealed class CommitAllocationTests(ITestOutputHelper output)
     private const int Keys = 20_000;
     private const int Clients = 32;
 
-    /// <summary>The ceiling asserted: loose enough for a busy machine's timers, tight enough to catch a per-commit object or block copy coming back.</summary>
-    private const double MaxBytesPerCommit = 1536;
+    /// <summary>
+    /// The ceiling asserted, above the ~900 B measured: loose enough for a busy machine's timers
+    /// (garbage per second weighs more per commit when commits are slow), tight enough to catch a
+    /// block copy or a few per-commit objects coming back.
+    /// </summary>
+    private const double MaxBytesPerCommit = 1280;
 
     [Fact]
-    public async Task AnInteractiveCommitAllocatesLessThanOneKiBInTheWholeProcess()
+    public async Task TheServerAllocatesUnder1280BytesPerInteractiveCommit()
     {
         var directory = Path.Combine(Path.GetTempPath(), $"hyder-commit-alloc-{Guid.NewGuid():N}");
         try
