@@ -105,7 +105,11 @@ public sealed partial class TransactionServer
         await AdmitAsync(cancellationToken).ConfigureAwait(false);
         Tree.Intention? intention;
         long snapshot;
-        var tx = _db.Begin(IsolationLevel.ReadCommitted);
+        // An executor's node pool, joined to final meld's exchange: the maintenance loop runs on
+        // any thread-pool thread, whose own NodePool.Current would be a fresh 64 Ki-node pool
+        // that nothing refills.
+        var pool = _executorPools.Rent();
+        var tx = _db.Begin(IsolationLevel.ReadCommitted, pool);
         try
         {
             snapshot = tx.Snapshot.Sequence;
@@ -121,6 +125,10 @@ public sealed partial class TransactionServer
             tx.Dispose();
             _admission.Release();
             throw;
+        }
+        finally
+        {
+            _executorPools.Return(pool);
         }
 
         if (intention is null)

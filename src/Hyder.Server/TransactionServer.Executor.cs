@@ -74,7 +74,9 @@ public sealed partial class TransactionServer
                 }
                 finally
                 {
+                    // Nothing else holds the transaction (its intention stands alone): it goes back for reuse.
                     tx.Dispose();
+                    tx.Recycle();
                     _executorPools.Return(pool);
                 }
             }

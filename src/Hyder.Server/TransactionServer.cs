@@ -46,7 +46,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     private readonly LogFollower _follower;
     private readonly SemaphoreSlim _admission;
     private readonly CancellationTokenSource _stop = new();
-    private readonly ConcurrentDictionary<long, PendingTransaction> _localByNonce = new();
+    private readonly NonceTable _localByNonce;
 
     /// <summary>
     /// This server's transactions by ordinal, from their submit to their final meld: a ring of
@@ -97,6 +97,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         _broadcast = broadcast;
         _db = db;
         _admission = new SemaphoreSlim(options.MaxInFlight, options.MaxInFlight);
+        _localByNonce = new NonceTable(Math.Min(options.MaxInFlight, 4096));
         _localByOrdinal = new PendingTransaction?[2 * options.PipelineWindow];
         _metrics = new ServerMetrics(this);
         _executorPools = new ExecutorPools(db.MeldPool.Exchange, Math.Min(options.MaxInFlight, 256) + Environment.ProcessorCount);

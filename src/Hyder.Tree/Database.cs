@@ -119,7 +119,7 @@ public sealed class Database
 
     /// <summary>Starts a transaction on the current state (pinning it).</summary>
     public Transaction Begin(IsolationLevel isolation = IsolationLevel.Serializable, NodePool? pool = null) =>
-        new(this, PinCurrent(), isolation, pool ?? NodePool.Current);
+        Transaction.Rent(this, PinCurrent(), isolation, pool ?? NodePool.Current);
 
     /// <summary>Starts a transaction on an older state the caller holds pinned (it takes a pin of its own).</summary>
     public Transaction BeginAt(DatabaseState snapshot, IsolationLevel isolation = IsolationLevel.Serializable, NodePool? pool = null)
@@ -130,7 +130,7 @@ public sealed class Database
         }
 
         snapshot.AddPin();
-        return new Transaction(this, snapshot, isolation, pool ?? NodePool.Current);
+        return Transaction.Rent(this, snapshot, isolation, pool ?? NodePool.Current);
     }
 
     /// <summary>Pins and returns the current state; give it back with <see cref="Release"/>.</summary>

@@ -88,5 +88,27 @@ public sealed class ReaderStateTests
 
         await waiting;
     }
-}
 
+    [Fact]
+    public async Task ACancelledWaitThrowsAndTheReusedWaitStillWakes()
+    {
+        var wake = new TailWake();
+        using var stop = new CancellationTokenSource();
+        var waiting = wake.WaitAsync(60_000, stop.Token);
+        await stop.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await waiting);
+
+        // The same object serves the next waits, each released by a wake, none by a stale one.
+        for (var i = 0; i < 3; i++)
+        {
+            var next = wake.WaitAsync(60_000, CancellationToken.None);
+            while (!next.IsCompleted)
+            {
+                wake.Wake();
+                await Task.Yield();
+            }
+
+            await next;
+        }
+    }
+}

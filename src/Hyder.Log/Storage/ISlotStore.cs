@@ -13,7 +13,10 @@ internal interface ISlotStore : IDisposable
     /// <summary>Reads back everything stored, cutting a torn tail. Called once, before any append.</summary>
     StoreRecovery Recover();
 
-    /// <summary>Appends one encoded slot and returns its location. Not durable until <see cref="WaitDurableAsync"/>.</summary>
+    /// <summary>
+    /// Appends one encoded slot and returns its location. The store has copied the slot when it
+    /// returns (the unit gives its buffer back then). Not durable until <see cref="WaitDurableAsync"/>.
+    /// </summary>
     long Append(ReadOnlySpan<byte> slot, long address);
 
     /// <summary>Completes once the slot at <paramref name="location"/> (and every earlier one) is durable.</summary>

@@ -82,36 +82,43 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
     }
 
     /// <inheritdoc />
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
+    /// <remarks>
+    /// Not an async method: the slot is written (copied into the store) at once, and the wait for
+    /// its fsync is a pooled <see cref="DurableReply"/>, so a write allocates nothing even with many
+    /// in flight.
+    /// </remarks>
+    public ValueTask<UnitReply> WriteAsync(long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
     {
         if (!LogAddress.IsValid(address))
         {
-            return new UnitReply(LogStatus.OutOfRange, 0);
+            return new ValueTask<UnitReply>(new UnitReply(LogStatus.OutOfRange, 0));
         }
 
         if (block.Length == 0 || block.Length > _blockSize)
         {
-            return new UnitReply(LogStatus.WrongBlockSize, _blockSize);
+            return new ValueTask<UnitReply>(new UnitReply(LogStatus.WrongBlockSize, _blockSize));
         }
 
+        UnitReply reply;
+        long location;
         var slot = BufferPool.Arrays.Rent(_store.SlotSize);
         try
         {
             SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), SlotKind.Data, address, block.Span);
-            var (reply, location) = AppendSlot(epoch, address, SlotKind.Data, slot);
-            if (reply.Status != LogStatus.Ok)
-            {
-                return reply;
-            }
-
-            await _store.WaitDurableAsync(location).ConfigureAwait(false);
-            return reply;
+            (reply, location) = AppendSlot(epoch, address, SlotKind.Data, slot);
+        }
+        catch (Exception e)
+        {
+            // A failing store fails the task, as the awaiting caller expects, not the call.
+            return ValueTask.FromException<UnitReply>(e);
         }
         finally
         {
+            // The store copied the slot (ISlotStore.Append); only durability is awaited.
             BufferPool.Arrays.Return(slot);
         }
+
+        return reply.Status != LogStatus.Ok ? new ValueTask<UnitReply>(reply) : DurableReply.When(_store.WaitDurableAsync(location), reply);
     }
 
     /// <inheritdoc />

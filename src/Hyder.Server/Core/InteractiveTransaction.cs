@@ -17,6 +17,10 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
     private readonly Lock _lock = new();
     private Transaction _tx = tx;
 
+    /// <summary>The running transaction's snapshot and isolation, kept here: <see cref="_tx"/> goes back to the pool when the transaction ends.</summary>
+    private long _snapshotSequence = tx.Snapshot.Sequence;
+    private readonly IsolationLevel _isolation = tx.Isolation;
+
     /// <summary>The node pool rented for <see cref="_tx"/>; given back once when the transaction ends.</summary>
     private NodePool? _pool = pool;
     private int _operations;
@@ -29,9 +33,9 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
     /// </summary>
     private List<(Operation Operation, OperationResult Result)>? _done = tx.Snapshot.SplitKeys is null ? null : [];
 
-    public long SnapshotSequence => _tx.Snapshot.Sequence;
+    public long SnapshotSequence => _snapshotSequence;
 
-    public IsolationLevel Isolation => _tx.Isolation;
+    public IsolationLevel Isolation => _isolation;
 
     public OperationResult Execute(Operation operation) => ExecuteAsync(operation).AsTask().GetAwaiter().GetResult();
 
@@ -67,7 +71,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         Transaction fresh;
         try
         {
-            fresh = await server.BeginReconciledAsync(_tx.Isolation, stashedAfter, freshPool, cancellationToken).ConfigureAwait(false);
+            fresh = await server.BeginReconciledAsync(_isolation, stashedAfter, freshPool, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -93,6 +97,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
 
                 var result = TransactionServer.Run(fresh, operation, server.Limits);
                 (fresh, _tx) = (_tx, fresh);
+                _snapshotSequence = _tx.Snapshot.Sequence;
                 (freshPool, _pool) = (_pool!, freshPool);
 
                 // A reconciled state lies inside no phase: nothing more can be stashed.
@@ -101,7 +106,9 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             }
             finally
             {
+                // The transaction left behind (the stashed one, or the fresh one that failed): nothing else holds it.
                 fresh.Dispose();
+                fresh.Recycle();
                 server.ReturnPool(freshPool);
             }
         }
@@ -119,6 +126,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             if (!_tx.HasWrites)
             {
                 _tx.Complete();
+                _tx.Recycle();
                 ReturnPool();
                 server.Metrics.Add(Counter.ReadOnlyCommits);
                 return new TransactionOutcome(TransactionStatus.Committed, Tree.Meld.AbortCause.None, null, 0, SnapshotSequence, []);
@@ -132,11 +140,13 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
         catch
         {
             _tx.Dispose();
+            _tx.Recycle();
             ReturnPool();
             throw;
         }
 
         intention = _tx.Complete();
+        _tx.Recycle();
         ReturnPool();
         return await server.AppendAndWaitAsync(intention!, SnapshotSequence, [], cancellationToken).ConfigureAwait(false);
     }
@@ -149,6 +159,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             {
                 _finished = true;
                 _tx.Dispose();
+                _tx.Recycle();
                 ReturnPool();
             }
         }

@@ -17,9 +17,9 @@ public sealed partial class Transaction : IDisposable
 {
     private static long s_nextToken;
 
-    private readonly Database _database;
-    private readonly NodePool _pool;
-    private readonly long _token;
+    private Database _database;
+    private NodePool _pool;
+    private long _token;
     private Node? _root;
     private List<DeleteEntry>? _deletes;
     private List<KeyRange>? _ranges;
@@ -31,21 +31,35 @@ public sealed partial class Transaction : IDisposable
     internal Transaction(Database database, DatabaseState snapshot, IsolationLevel isolation, NodePool pool)
     {
         _database = database;
+        _pool = pool;
+        Snapshot = snapshot;
+        Start(database, snapshot, isolation, pool);
+    }
+
+    /// <summary>Starts (or, pooled, restarts) the transaction on <paramref name="snapshot"/>, which it holds a pin of.</summary>
+    private void Start(Database database, DatabaseState snapshot, IsolationLevel isolation, NodePool pool)
+    {
+        _database = database;
         Snapshot = snapshot;
         Isolation = isolation;
         _pool = pool;
         _root = snapshot.Root;
         _token = NextToken();
+        _wrote = false;
+        _hasOperations = false;
+        _finished = false;
+        _recycled = false;
+        CommutativeMode = default;
     }
 
     /// <summary>A fresh executor token (negative, never reused in this process): marks an unsealed intention's nodes.</summary>
     internal static long NextToken() => Interlocked.Decrement(ref s_nextToken);
 
     /// <summary>The state the transaction reads.</summary>
-    public DatabaseState Snapshot { get; }
+    public DatabaseState Snapshot { get; private set; }
 
     /// <summary>The transaction's isolation level.</summary>
-    public IsolationLevel Isolation { get; }
+    public IsolationLevel Isolation { get; private set; }
 
     /// <summary>True once the transaction changed something (it will produce an intention).</summary>
     public bool HasWrites => _wrote;

@@ -15,7 +15,8 @@ internal static class BlockAssembly
     /// <summary>As above, also giving the final block's format version (the parts must have it too).</summary>
     public static ByteReader OpenFinal(ReadOnlySpan<byte> final, BlockKind kind, string label, out long nonce, out long[] partPositions, out byte version)
     {
-        var header = BlockFormat.Parse(final, $"{label}, final block");
+        var finalLabel = FinalLabel(label);
+        var header = BlockFormat.Parse(final, finalLabel);
         if (header.Kind != kind)
         {
             throw new IntentionFormatException($"{label}, final block: kind {header.Kind}, expected {kind}");
@@ -23,10 +24,10 @@ internal static class BlockAssembly
 
         version = header.Version;
 
-        var r = new ByteReader(final[BlockFormat.HeaderSize..header.Length], $"{label}, final block");
+        var r = new ByteReader(final[BlockFormat.HeaderSize..header.Length], finalLabel);
         nonce = (long)r.U64("nonce");
         var count = r.Count("part count", 1);
-        partPositions = new long[count];
+        partPositions = count == 0 ? [] : new long[count];
         long previous = 0;
         for (var i = 0; i < count; i++)
         {
@@ -42,6 +43,17 @@ internal static class BlockAssembly
 
         return r;
     }
+
+    /// <summary>
+    /// The final block's name in error messages. Every server reads every final block, so the
+    /// known kinds' names are constants, not a string built per block.
+    /// </summary>
+    private static string FinalLabel(string label) => label switch
+    {
+        "intention" => "intention, final block",
+        "checkpoint" => "checkpoint, final block",
+        _ => $"{label}, final block",
+    };
 
     /// <summary>
     /// The logical stream: every part's data in order, then <paramref name="tail"/> (the final

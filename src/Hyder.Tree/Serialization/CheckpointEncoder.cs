@@ -80,7 +80,7 @@ public static class CheckpointEncoder
         var fields = new ByteWriter(16);
         fields.Varint((ulong)state.Sequence);
         fields.Varint((ulong)nodes.Count);
-        return EncodedIntention.Cut(w.Written, BlockKind.CheckpointPart, BlockKind.Checkpoint, fields.Written.ToArray(), blockSize, nodes.Count, "a checkpoint", BlockFormat.CheckpointByReferenceVersion);
+        return EncodedIntention.Cut(w.Written, BlockKind.CheckpointPart, BlockKind.Checkpoint, fields.Written, blockSize, nodes.Count, "a checkpoint", BlockFormat.CheckpointByReferenceVersion);
     }
 }
 

@@ -14,18 +14,19 @@ public sealed class EncodedIntention
     private static ByteWriter? t_finish;
 
     private readonly BlockKind _finalKind;
-    private readonly byte[] _fields;
+    /// <summary>Bytes of the kind-specific fields at the front of <see cref="_tail"/>'s buffer.</summary>
+    private readonly int _fieldsLength;
     private readonly int _tailLength;
     private readonly byte? _version;
     private byte[]? _tail;
 
-    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, byte[] fields, byte[] tail, int tailLength, int blockSize, int streamLength, int nodeCount, byte? version = null)
+    internal EncodedIntention(BlockKind finalKind, long nonce, IReadOnlyList<ReadOnlyMemory<byte>> parts, int fieldsLength, byte[] tail, int tailLength, int blockSize, int streamLength, int nodeCount, byte? version = null)
     {
         _version = version;
         _finalKind = finalKind;
         Nonce = nonce;
         Parts = parts;
-        _fields = fields;
+        _fieldsLength = fieldsLength;
         _tail = tail;
         _tailLength = tailLength;
         BlockSize = blockSize;
@@ -96,7 +97,7 @@ public sealed class EncodedIntention
         }
 
         var tail = _tail ?? throw new ObjectDisposedException(nameof(EncodedIntention), "the encoding was released");
-        var w = t_finish ??= new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fields.Length + _tailLength + 8);
+        var w = t_finish ??= new ByteWriter(BlockFormat.HeaderSize + 8 + (partPositions.Length * MaxPositionBytes) + _fieldsLength + _tailLength + 8);
         w.Reset();
         w.Zeros(BlockFormat.HeaderSize);
         w.U64((ulong)Nonce);
@@ -113,8 +114,7 @@ public sealed class EncodedIntention
             previous = p;
         }
 
-        w.Raw(_fields);
-        w.Raw(tail.AsSpan(0, _tailLength));
+        w.Raw(tail.AsSpan(0, _fieldsLength + _tailLength));
         return w;
     }
 
@@ -122,7 +122,7 @@ public sealed class EncodedIntention
     /// Cuts <paramref name="stream"/> into parts and a final tail: parts take full chunks from the
     /// front, the final block the rest, with room kept for the part positions and <paramref name="fields"/>.
     /// </summary>
-    internal static EncodedIntention Cut(ReadOnlySpan<byte> stream, BlockKind partKind, BlockKind finalKind, byte[] fields, int blockSize, int nodeCount, string what, byte? version = null)
+    internal static EncodedIntention Cut(ReadOnlySpan<byte> stream, BlockKind partKind, BlockKind finalKind, ReadOnlySpan<byte> fields, int blockSize, int nodeCount, string what, byte? version = null)
     {
         BlockFormat.CheckBlockSize(blockSize);
         var nonce = Random.Shared.NextInt64(long.MinValue, long.MaxValue);
@@ -165,11 +165,12 @@ public sealed class EncodedIntention
             blocks[i] = block;
         }
 
-        // The tail waits for Finish in a pooled buffer (Release gives it back): the final block is
-        // the one copy of it that outlives the encoding.
+        // The fields and the tail wait for Finish in one pooled buffer (Release gives it back), in
+        // the order the final block holds them: the final block is the one copy that outlives the encoding.
         var rest = stream[at..];
-        var tail = System.Buffers.ArrayPool<byte>.Shared.Rent(Math.Max(1, rest.Length));
-        rest.CopyTo(tail);
-        return new EncodedIntention(finalKind, nonce, blocks, fields, tail, rest.Length, blockSize, stream.Length, nodeCount, version);
+        var tail = System.Buffers.ArrayPool<byte>.Shared.Rent(Math.Max(1, fields.Length + rest.Length));
+        fields.CopyTo(tail);
+        rest.CopyTo(tail.AsSpan(fields.Length));
+        return new EncodedIntention(finalKind, nonce, blocks, fields.Length, tail, rest.Length, blockSize, stream.Length, nodeCount, version);
     }
 }

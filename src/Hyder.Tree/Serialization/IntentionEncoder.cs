@@ -104,7 +104,7 @@ public static class IntentionEncoder
         fields.Varint((ulong)nodes.Count);
         var count = nodes.Count;
         nodes.Clear();
-        return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written.ToArray(), blockSize, count, "an intention");
+        return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written, blockSize, count, "an intention");
     }
 
     /// <summary>Adds the version of <paramref name="child"/>, a pointer from inside node <paramref name="n"/> to outside, to <paramref name="positions"/>.</summary>
