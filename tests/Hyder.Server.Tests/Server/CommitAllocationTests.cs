@@ -24,14 +24,14 @@ public sealed class CommitAllocationTests(ITestOutputHelper output)
     private const int Clients = 32;
 
     /// <summary>
-    /// The ceiling asserted, above the ~900 B measured: loose enough for a busy machine's timers
+    /// The ceiling asserted, above the ~900 B measured (up to 1,261 B on a machine at load 40): loose enough for a busy machine's timers
     /// (garbage per second weighs more per commit when commits are slow), tight enough to catch a
     /// block copy or a few per-commit objects coming back.
     /// </summary>
-    private const double MaxBytesPerCommit = 1280;
+    private const double MaxBytesPerCommit = 1536;
 
     [Fact]
-    public async Task TheServerAllocatesUnder1280BytesPerInteractiveCommit()
+    public async Task TheServerAllocatesUnderOneAndAHalfKiBPerInteractiveCommit()
     {
         var directory = Path.Combine(Path.GetTempPath(), $"hyder-commit-alloc-{Guid.NewGuid():N}");
         try
