@@ -18,6 +18,7 @@ namespace Hyder.Server.Tests.Server;
 /// Runs alone: it counts every thread's allocations.
 /// </summary>
 [Collection(nameof(AllocationTests))]
+[Trait("Category", "ReleaseOnly")]
 public sealed class CommitAllocationTests(ITestOutputHelper output)
 {
     private const int Keys = 20_000;
