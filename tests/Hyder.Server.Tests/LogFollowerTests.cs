@@ -44,6 +44,24 @@ public sealed class LogFollowerTests
     }
 
     [Fact]
+    public async Task AFollowerWhoseDeserializerFailsReportsItAndStops()
+    {
+        // An intention at position 0, where a server keeps its settings record: sealing it there
+        // throws in the deserializer, outside the rules' rejections. The submitter waiting for
+        // that ordinal must see the failure, or the follower never stops (the rig fails its
+        // dispose after 30 s).
+        await using var log = await EmbeddedLog.OpenAsync(new EmbeddedLogOptions());
+        await log.AppendAsync(IntentionBlock(Key(1), [1]));
+        await log.AppendAsync(IntentionBlock(Key(2), [2]));
+
+        await using var rig = Rig.Start(log, new ClusterSettings(), readFrom: 0);
+        await Until(() => rig.Follower.Failure is not null);
+
+        Assert.IsNotType<IntentionRejectedException>(rig.Follower.Failure);
+        Assert.IsType<ArgumentOutOfRangeException>(rig.Follower.Failure);
+    }
+
+    [Fact]
     public async Task AHoleIsFilledAfterTheHoleTimeoutAndTakesNoOrdinal()
     {
         await using var inner = await OpenLogAsync();

@@ -52,8 +52,11 @@ internal sealed partial class LogFollower
         }
         catch (Exception e)
         {
-            _failure ??= e;
+            Interlocked.CompareExchange(ref _failure, e, null);
             _logger.DeserializerFailed(e, _options.ServerId, lane);
+
+            // The submitter may be waiting for a job of this lane, which will never be done.
+            _jobReady.Signal();
         }
     }
 
@@ -136,6 +139,12 @@ internal sealed partial class LogFollower
                         break;
                     }
 
+                    if (Volatile.Read(ref _failure) is not null)
+                    {
+                        // A deserializer failed (the follower's Failure): its jobs are never done.
+                        return;
+                    }
+
                     wait.Once(_jobReady, seen);
                 }
 
@@ -144,7 +153,7 @@ internal sealed partial class LogFollower
         }
         catch (Exception e) when (e is not OperationCanceledException)
         {
-            _failure ??= e;
+            Interlocked.CompareExchange(ref _failure, e, null);
             _logger.StageFailed(e, _options.ServerId, "submitter");
         }
     }
