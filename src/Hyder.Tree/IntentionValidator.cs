@@ -28,6 +28,24 @@ public static class IntentionValidator
     }
 
     /// <summary>
+    /// <see cref="Validate"/> as a verdict, for a pipeline stage that only needs to know whether it
+    /// may use the intention: a rejected one goes to final meld untouched, which rejects it in log
+    /// order like any server would.
+    /// </summary>
+    public static bool IsValid(Intention intention)
+    {
+        try
+        {
+            Validate(intention);
+            return true;
+        }
+        catch (IntentionRejectedException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>
     /// Checks an executor's own intention before it is sealed and appended: the checks
     /// <see cref="Validate"/> makes, but inside nodes are those the transaction owns, and their
     /// versions are left to the seal that gives them. Throws <see cref="IntentionRejectedException"/>

@@ -104,7 +104,7 @@ public sealed class ReferencePipeline
         ArgumentNullException.ThrowIfNull(intention);
         _decided.Clear();
         var v = intention.Ordinal;
-        var rejected = !Valid(intention);
+        var rejected = !IntentionValidator.IsValid(intention);
         if (!_options.GroupMeld)
         {
             if (rejected)
@@ -301,24 +301,6 @@ public sealed class ReferencePipeline
         Premelded++;
         abort = _premeld[_schedule.ThreadOf(v)].Premeld(intention, input, out var refreshed);
         return refreshed;
-    }
-
-    /// <summary>
-    /// Validates on entry, before any stage uses the intention (what the deserialization stage does
-    /// in a server); a rejected intention goes to final meld untouched, which rejects it in log
-    /// order like any server would.
-    /// </summary>
-    private static bool Valid(Intention intention)
-    {
-        try
-        {
-            IntentionValidator.Validate(intention);
-            return true;
-        }
-        catch (IntentionRejectedException)
-        {
-            return false;
-        }
     }
 
     private void FinalMeld(Intention intention) =>

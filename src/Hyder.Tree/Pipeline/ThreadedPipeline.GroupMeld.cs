@@ -97,7 +97,7 @@ public sealed partial class ThreadedPipeline
         var held = _held;
         var heldAbort = _heldAbort;
         (_held, _heldOrdinal) = (null, 0);
-        if (held is not null && intention is not null && (held.IsValidated || Valid(held)) && (intention.IsValidated || Valid(intention))
+        if (held is not null && intention is not null && (held.IsValidated || IntentionValidator.IsValid(held)) && (intention.IsValidated || IntentionValidator.IsValid(intention))
             && MeldOperator.CanGroup(held, intention))
         {
             Invariant.Assert(_group!.ThreadId == _premeld.Length + 1, $"group meld runs with thread id {_group.ThreadId}, not t + 1");

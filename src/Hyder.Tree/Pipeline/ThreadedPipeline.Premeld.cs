@@ -72,7 +72,7 @@ public sealed partial class ThreadedPipeline
         {
             var input = _states[stateSlot]!;
             Invariant.Assert(input.Sequence <= m && input.Pins > 0, $"premeld of #{v} got {input} ({input.Pins} pins) as the state after #{m}");
-            if (intention is not null && m >= barrier && _schedule.Applies(v, intention.LatestSnapshotSequence, input) && Valid(intention))
+            if (intention is not null && m >= barrier && _schedule.Applies(v, intention.LatestSnapshotSequence, input) && IntentionValidator.IsValid(intention))
             {
                 abort = op.Premeld(intention, input, out result);
             }
@@ -99,22 +99,6 @@ public sealed partial class ThreadedPipeline
         return Step.Progressed;
     }
 
-    /// <summary>
-    /// Validates before premeld uses the intention; a rejected one goes to final meld untouched,
-    /// which rejects it in log order like any server would.
-    /// </summary>
-    private static bool Valid(Intention intention)
-    {
-        try
-        {
-            IntentionValidator.Validate(intention);
-            return true;
-        }
-        catch (IntentionRejectedException)
-        {
-            return false;
-        }
-    }
 
     private long FirstOrdinalOf(int lane)
     {
