@@ -72,17 +72,7 @@ public sealed class BroadcastSimulationTests(ITestOutputHelper output)
     {
         // The mutation: servers that take a peer's block without the log's word meld forged blocks,
         // and the state hashes catch it.
-        var caught = 0;
-        string? example = null;
-        for (var seed = 1; seed <= 6; seed++)
-        {
-            var result = Simulation.Run(new SimOptions { Seed = seed, Faults = FaultProfile.Broadcast, TrustBroadcast = true });
-            if (!result.Passed)
-            {
-                caught++;
-                example ??= result.Describe();
-            }
-        }
+        var (caught, example) = Mutations.Run(6, seed => new SimOptions { Seed = seed, Faults = FaultProfile.Broadcast, TrustBroadcast = true });
 
         output.WriteLine($"caught in {caught} of 6 seeds; e.g. {example}");
         Assert.True(caught >= 4, $"caught in only {caught} of 6 seeds");

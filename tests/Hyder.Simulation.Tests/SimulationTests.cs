@@ -125,23 +125,13 @@ public sealed class SimulationTests(ITestOutputHelper output)
     {
         // The planted bug: units answer a write before it is durable; crashes then lose
         // acknowledged blocks. Single-replica chains, so no second copy hides the loss.
-        var caught = 0;
-        string? example = null;
-        for (var seed = 1; seed <= 10; seed++)
+        var (caught, example) = Mutations.Run(10, seed => new SimOptions
         {
-            var result = Simulation.Run(new SimOptions
-            {
-                Seed = seed,
-                Replicas = 1,
-                Faults = FaultProfile.Crash with { CrashUnit = 0.5 },
-                PlantAckBeforeSync = true,
-            });
-            if (!result.Passed)
-            {
-                caught++;
-                example ??= result.Describe();
-            }
-        }
+            Seed = seed,
+            Replicas = 1,
+            Faults = FaultProfile.Crash with { CrashUnit = 0.5 },
+            PlantAckBeforeSync = true,
+        });
 
         output.WriteLine($"caught in {caught} of 10 seeds; e.g. {example}");
         Assert.True(caught >= 5, $"caught in only {caught} of 10 seeds");
@@ -155,22 +145,12 @@ public sealed class SimulationTests(ITestOutputHelper output)
         // The planted bug: every trim removes 30 positions more than the rule allows, past the
         // resume position of every checkpoint; a server that restarts (or lags) then finds no
         // checkpoint to start from.
-        var caught = 0;
-        string? example = null;
-        for (var seed = 1; seed <= 10; seed++)
+        var (caught, example) = Mutations.Run(10, seed => new SimOptions
         {
-            var result = Simulation.Run(new SimOptions
-            {
-                Seed = seed,
-                Faults = FaultProfile.Crash with { CrashServer = 0.3 },
-                PlantTrimBeyondRule = 30,
-            });
-            if (!result.Passed)
-            {
-                caught++;
-                example ??= result.Describe();
-            }
-        }
+            Seed = seed,
+            Faults = FaultProfile.Crash with { CrashServer = 0.3 },
+            PlantTrimBeyondRule = 30,
+        });
 
         output.WriteLine($"caught in {caught} of 10 seeds; e.g. {example}");
         Assert.True(caught >= 5, $"caught in only {caught} of 10 seeds");
