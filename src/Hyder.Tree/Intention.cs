@@ -1,3 +1,5 @@
+using System.Buffers;
+
 namespace Hyder.Tree;
 
 /// <summary>
@@ -22,6 +24,9 @@ public sealed class Intention
         RootRanges = rootRanges;
         NodeCount = nodeCount;
     }
+
+    private Node[]? _sealOrder;
+    private int _sealOrderCount;
 
     /// <summary>The token the executor marked this intention's nodes with until it is sealed.</summary>
     internal long ExecutorToken { get; init; }
@@ -194,11 +199,64 @@ public sealed class Intention
 
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(ordinal);
         var index = 0;
-        SealSubtree(Root, ordinal, position, ExecutorToken, ref index);
+        if (_sealOrder is { } order)
+        {
+            SealInOrder(order, _sealOrderCount, ordinal, position, ExecutorToken);
+            index = _sealOrderCount;
+            DropSealOrder();
+            Invariant.Assert(!HasUnsealedNode(Root, ExecutorToken, ordinal), $"the seal order of {this} missed an inside node");
+        }
+        else
+        {
+            SealSubtree(Root, ordinal, position, ExecutorToken, ref index);
+        }
+
         NodeCount = index;
         Ordinal = ordinal;
         FirstOrdinal = ordinal;
         Position = position;
+    }
+
+    /// <summary>
+    /// Keeps the encoder's post-order list of the inside nodes (<paramref name="nodes"/>, which it
+    /// numbered as <see cref="Seal"/> will) for the seal: the seal then walks that array instead of
+    /// the tree. The recursive walk reads every outside child too, to see that it is outside; those
+    /// are nodes of the snapshot's tree, cold in this core's cache, about as many as the inside
+    /// nodes, and for a local intention the seal runs on the submit thread, away from the executor
+    /// that built them.
+    /// </summary>
+    internal void KeepSealOrder(List<Node> nodes)
+    {
+        if (IsSealed)
+        {
+            return;
+        }
+
+        DropSealOrder();
+        var order = ArrayPool<Node>.Shared.Rent(Math.Max(nodes.Count, 1));
+        nodes.CopyTo(order);
+        _sealOrderCount = nodes.Count;
+        _sealOrder = order;
+    }
+
+    private void DropSealOrder()
+    {
+        if (_sealOrder is { } order)
+        {
+            _sealOrder = null;
+            ArrayPool<Node>.Shared.Return(order, clearArray: true);
+        }
+    }
+
+    private static void SealInOrder(Node[] order, int count, long ordinal, long position, long token)
+    {
+        for (var i = 0; i < count; i++)
+        {
+            var n = order[i];
+            Invariant.Assert(n.Owner == token, $"node {i} of the seal order is not the executor's (owner {n.Owner}, token {token})");
+            n.Vn = NodeVersion.Persistent(position, i);
+            n.Owner = ordinal;
+        }
     }
 
     private static void SealSubtree(Node? n, long ordinal, long position, long token, ref int index)
@@ -213,6 +271,10 @@ public sealed class Intention
         n.Vn = NodeVersion.Persistent(position, index++);
         n.Owner = ordinal;
     }
+
+    /// <summary>True when a node under <paramref name="n"/> reachable through sealed inside nodes still carries the token (Debug check).</summary>
+    private static bool HasUnsealedNode(Node? n, long token, long ordinal) =>
+        n is not null && (n.Owner == token || (n.Owner == ordinal && (HasUnsealedNode(n.Left, token, ordinal) || HasUnsealedNode(n.Right, token, ordinal))));
 
     /// <inheritdoc/>
     public override string ToString() =>

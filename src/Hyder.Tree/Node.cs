@@ -27,6 +27,14 @@ public sealed class Node
         }
     }
 
+    /// <summary>Gives this node <paramref name="other"/>'s key and its cached prefix, without recomputing the prefix.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void CopyKeyOf(Node other)
+    {
+        _key = other._key;
+        KeyPrefix = other.KeyPrefix;
+    }
+
     /// <summary>
     /// The key's first 8 bytes, big-endian, zero-padded: compared before the key itself, so a
     /// comparison of keys up to 8 bytes never leaves the node (the arrays are cache misses).

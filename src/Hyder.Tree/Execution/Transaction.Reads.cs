@@ -167,11 +167,12 @@ public sealed partial class Transaction
     private Node MarkRead(byte[] key)
     {
         ref var slot = ref _root;
+        var prefix = Keys.Prefix(key);
         while (true)
         {
             var n = Own(slot!);
             slot = n;
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 // Reading one's own insert depends on nothing in the snapshot.

@@ -111,12 +111,13 @@ public sealed partial class Transaction
         }
 
         ref var slot = ref _root;
+        var prefix = Keys.Prefix(key);
         while (true)
         {
             var n = Own(slot!);
             slot = n;
             n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 _wrote = true;
@@ -130,12 +131,13 @@ public sealed partial class Transaction
     private void Update(byte[] key, byte[] payload, bool blind)
     {
         ref var slot = ref _root;
+        var prefix = Keys.Prefix(key);
         while (true)
         {
             var n = Own(slot!);
             slot = n;
             n.Flags &= ~NodeFlags.SubtreeIsOnlyReadDependent;
-            var c = Keys.Compare(key, n.Key);
+            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 // After operations on the key, the write joins their list (docs/doppel.md).

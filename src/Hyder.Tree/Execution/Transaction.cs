@@ -139,7 +139,7 @@ public sealed partial class Transaction : IDisposable
         }
 
         var n = _pool.Rent();
-        n.Key = s.Key;
+        n.CopyKeyOf(s);
         n.Payload = s.Payload;
         n.Left = s.Left;
         n.Right = s.Right;

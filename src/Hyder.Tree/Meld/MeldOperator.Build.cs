@@ -102,7 +102,7 @@ public sealed partial class MeldOperator
         }
 
         var x = NewEphemeral();
-        x.Key = l.Key;
+        x.CopyKeyOf(l);
         x.Payload = altered || operations ? p!.Payload : l.Payload;
         if (_intentionMode)
         {
@@ -273,7 +273,7 @@ public sealed partial class MeldOperator
 
         Invariant.Assert(_intentionMode || !t.HasOperations, "final meld never copies a node with operations into the state");
         var e = NewEphemeral();
-        e.Key = t.Key;
+        e.CopyKeyOf(t);
         e.Payload = t.Payload;
         if (_intentionMode)
         {

@@ -553,7 +553,7 @@ public sealed partial class MeldOperator
         }
 
         var x = NewEphemeral();
-        x.Key = l.Key;
+        x.CopyKeyOf(l);
         x.Owner = _ownerHigh;
         if (l.DependsOnTree)
         {
