@@ -6,7 +6,6 @@ using Hyder.Tree;
 using SplitKeyReadException = Hyder.Tree.Commutative.SplitKeyReadException;
 using Hyder.Tree.Meld;
 using Hyder.Tree.Memory;
-using Hyder.Tree.Pipeline;
 using Hyder.Tree.Serialization;
 
 namespace Hyder.Server;
@@ -54,7 +53,7 @@ public sealed partial class TransactionServer
                 }
 
                 snapshot = tx.Snapshot.Sequence;
-                var cpu = ThreadCpu.NowNs();
+                var cpu = ServerMetrics.StartCpu(ExecutorStage.Execute);
                 try
                 {
                     for (var i = 0; i < results.Length; i++)
@@ -63,7 +62,7 @@ public sealed partial class TransactionServer
                     }
 
                     intention = tx.Complete();
-                    _metrics.AddCpu(ExecutorStage.Execute, ThreadCpu.NowNs() - cpu);
+                    _metrics.EndCpu(ExecutorStage.Execute, cpu);
                     break;
                 }
                 catch (SplitKeyReadException e)
@@ -273,7 +272,7 @@ public sealed partial class TransactionServer
         try
         {
             _options.IntentionBuilt?.Invoke(intention);
-            var cpu = ThreadCpu.NowNs();
+            var cpu = ServerMetrics.StartCpu(ExecutorStage.Encode);
             try
             {
                 // Here, on the executor's thread, not on final meld's (DESIGN §6): an intention that
@@ -298,7 +297,7 @@ public sealed partial class TransactionServer
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"the transaction's intention cannot be written: {e.Message}");
             }
 
-            _metrics.AddCpu(ExecutorStage.Encode, ThreadCpu.NowNs() - cpu);
+            _metrics.EndCpu(ExecutorStage.Encode, cpu);
             pending = PendingTransaction.Rent(intention, _cooperative);
             _localByNonce[encoded.Nonce] = pending;
             long[] positions = encoded.Parts.Count == 0 ? [] : new long[encoded.Parts.Count];
@@ -345,7 +344,7 @@ public sealed partial class TransactionServer
             }
             finally
             {
-                cpu = ThreadCpu.NowNs();
+                cpu = ServerMetrics.StartCpu(ExecutorStage.Outcome);
                 ordinal = pending.Ordinal;
                 pending.ReleaseWaiter();
             }
@@ -353,7 +352,7 @@ public sealed partial class TransactionServer
             var answer = outcome.Committed
                 ? new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, ordinal, snapshot, results)
                 : new TransactionOutcome(TransactionStatus.Aborted, outcome.Cause, Describe(outcome), ordinal, snapshot, []);
-            _metrics.AddCpu(ExecutorStage.Outcome, ThreadCpu.NowNs() - cpu);
+            _metrics.EndCpu(ExecutorStage.Outcome, cpu);
             return answer;
         }
         finally

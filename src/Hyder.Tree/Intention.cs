@@ -239,7 +239,11 @@ public sealed class Intention
         _sealOrder = order;
     }
 
-    private void DropSealOrder()
+    /// <summary>
+    /// Gives the seal order's array back to the pool (the seal does so itself): for an encoded
+    /// intention that is never sealed.
+    /// </summary>
+    internal void DropSealOrder()
     {
         if (_sealOrder is { } order)
         {

@@ -19,6 +19,45 @@ public sealed class ThreadTimesTests
         Assert.Equal(group, ThreadTimes.Group(comm));
 
     [Fact]
+    public void OneStretchInEveryFewPerStageAndThreadIsTimedAndCountedThatManyTimes()
+    {
+        using var metrics = new ServerMetrics("sampler");
+        var timed = 0;
+        var spent = 0L;
+
+        // A fresh thread: the sampling counters are per thread.
+        var worker = new Thread(() =>
+        {
+            for (var i = 0; i < 4 * ServerMetrics.CpuSampleEvery; i++)
+            {
+                var start = ServerMetrics.StartCpu(ExecutorStage.Encode);
+                if (start >= 0)
+                {
+                    timed++;
+                    var t0 = Tree.Pipeline.ThreadCpu.NowNs();
+                    while (Tree.Pipeline.ThreadCpu.NowNs() - t0 < 2_000_000)
+                    {
+                    }
+
+                    spent += Tree.Pipeline.ThreadCpu.NowNs() - t0;
+                }
+
+                metrics.EndCpu(ExecutorStage.Encode, start);
+            }
+
+            // Another stage keeps its own count: its first stretches are not timed.
+            metrics.EndCpu(ExecutorStage.Outcome, ServerMetrics.StartCpu(ExecutorStage.Outcome));
+        });
+        worker.Start();
+        worker.Join();
+
+        Assert.Equal(4, timed);
+        var counted = metrics.CpuNanoseconds(ExecutorStage.Encode);
+        Assert.InRange(counted, spent * ServerMetrics.CpuSampleEvery, (spent + 4_000_000) * ServerMetrics.CpuSampleEvery);
+        Assert.Equal(0, metrics.CpuNanoseconds(ExecutorStage.Outcome));
+    }
+
+    [Fact]
     public void ANamedThreadThatSpinsShowsUpInItsGroup()
     {
         if (!OperatingSystem.IsLinux())

@@ -89,6 +89,9 @@ public class ExecutorPathBenchmarks
             length = encoded.FinishPooled([], out var rented).Length;
             encoded.Release();
             System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+
+            // The encoder kept its node order for the seal, which gives it back; nothing seals here.
+            intention.DropSealOrder();
         }
 
         intention.ReleasePins();

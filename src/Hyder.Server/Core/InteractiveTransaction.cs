@@ -51,7 +51,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"more than {server.Limits.MaxOperations} operations in one transaction");
             }
 
-            var cpu = Tree.Pipeline.ThreadCpu.NowNs();
+            var cpu = ServerMetrics.StartCpu(ExecutorStage.Execute);
             try
             {
                 return Done(operation, TransactionServer.Run(_tx, operation, server.Limits));
@@ -62,7 +62,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             }
             finally
             {
-                server.Metrics.AddCpu(ExecutorStage.Execute, Tree.Pipeline.ThreadCpu.NowNs() - cpu);
+                server.Metrics.EndCpu(ExecutorStage.Execute, cpu);
             }
         }
 
