@@ -67,6 +67,19 @@ public sealed class ServerOptions
     /// <summary>How long the reader waits at an unwritten address below the tail before filling the hole.</summary>
     public TimeSpan HoleTimeout { get; set; } = TimeSpan.FromMilliseconds(500);
 
+    /// <summary>
+    /// How long the log must have been quiet, with nothing in flight here, before the reader polls
+    /// its tail only every <see cref="TailIdlePoll"/> (docs/server.md, "the reader at the tail").
+    /// </summary>
+    public TimeSpan TailIdleAfter { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// The reader's poll period at the tail of an idle log. A local append, a peer's broadcast block
+    /// and a caller waiting for an ordinal wake it at once; only a peer's block with no broadcast
+    /// and nobody here waiting for it waits up to this long. Longer saves an idle server's CPU.
+    /// </summary>
+    public TimeSpan TailIdlePoll { get; set; } = TimeSpan.FromMilliseconds(100);
+
     /// <summary>With group meld: how long the first of a pair may wait for its partner before this server appends a filler.</summary>
     public TimeSpan FillerAfter { get; set; } = TimeSpan.FromMilliseconds(2);
 

@@ -27,6 +27,9 @@ public sealed partial class TransactionServer
 
     private async ValueTask WaitForMeldedSlowAsync(long ordinal, TimeSpan limit, CancellationToken cancellationToken)
     {
+        // The ordinal is in the log (a client saw it commit elsewhere) or about to be: the reader
+        // looks now rather than at its next quiet poll.
+        WakeReader();
         using var timeout = limit == Timeout.InfiniteTimeSpan ? null : new CancellationTokenSource(limit, _time);
         using var linked = timeout is null ? null : CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token);
         try

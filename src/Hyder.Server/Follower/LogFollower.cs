@@ -318,9 +318,11 @@ internal sealed partial class LogFollower
     /// <summary>
     /// The reader at the tail: threaded on the system clock, it waits 1 ms while this server has
     /// transactions in flight or the log was busy in the last <see cref="s_quietAfter"/>, else
-    /// <see cref="QuietPollMs"/> (<see cref="QuietPollWithBroadcastMs"/> with broadcast), and an
-    /// executor's append or a peer's broadcast block wakes it at once; an idle server polls its log
-    /// 50 (10) times a second. Cooperative or on another clock, it pauses 1 ms on that clock.
+    /// <see cref="QuietPollMs"/> (<see cref="QuietPollWithBroadcastMs"/> with broadcast), and after
+    /// <see cref="ServerOptions.TailIdleAfter"/> of quiet <see cref="ServerOptions.TailIdlePoll"/>;
+    /// an executor's append, a peer's broadcast block or a caller waiting for an ordinal wakes it at
+    /// once. By default an idle server polls its log 10 times a second. Cooperative or on another
+    /// clock, it pauses 1 ms on that clock.
     /// </summary>
     private async Task WaitAtTailAsync(long idleSince, CancellationToken ct)
     {
@@ -330,7 +332,10 @@ internal sealed partial class LogFollower
             return;
         }
 
-        var pause = _host.InFlight > 0 || _time.GetElapsedTime(idleSince) < s_quietAfter ? 1 : _broadcast is null ? QuietPollMs : QuietPollWithBroadcastMs;
+        var quiet = _host.InFlight > 0 ? TimeSpan.Zero : _time.GetElapsedTime(idleSince);
+        var pause = quiet < s_quietAfter ? 1
+            : quiet >= _options.TailIdleAfter ? (int)Math.Clamp(_options.TailIdlePoll.TotalMilliseconds, 1, int.MaxValue)
+            : _broadcast is null ? QuietPollMs : QuietPollWithBroadcastMs;
         await _tailWake.WaitAsync(pause, ct).ConfigureAwait(false);
     }
 

@@ -106,6 +106,31 @@ public sealed class MinOrdinalWaitTests
         Assert.True(wait.IsCompleted);
     }
 
+    [Fact]
+    public async Task WaitingForAPeersOrdinalWakesAnIdleReaderRatherThanWaitingForItsPoll()
+    {
+        await using var cluster = await StartAsync(1, s_settings);
+
+        // Idle as soon as the log has been quiet for the follower's 50 ms, and then a poll so rare
+        // that only a wake-up can make the second server read the first one's commit.
+        var second = await cluster.AddServerAsync(o =>
+        {
+            o.TailIdleAfter = TimeSpan.Zero;
+            o.TailIdlePoll = TimeSpan.FromMinutes(10);
+        });
+        var first = cluster.Servers[0];
+        await cluster.QuiesceAsync();
+
+        // Not for ordering: time for the second server's reader to go from its 1 ms looks to the idle poll.
+        await Task.Delay(TimeSpan.FromMilliseconds(500));
+        var commit = await first.ExecuteAsync(IsolationLevel.Serializable, [Operation.Put(Key(1), Value("mine"))]);
+        Assert.Equal(TransactionStatus.Committed, commit.Status);
+
+        await second.WaitForMeldedAsync(commit.Ordinal).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+        var fresh = await second.ExecuteAsync(IsolationLevel.SnapshotIsolation, [Operation.Get(Key(1))]);
+        Assert.True(fresh.Results[0].Found);
+    }
+
     /// <summary>Two servers; the second one's final meld passes only while the gate is set (it starts set).</summary>
     private static async Task<LaggingPair> LaggingPairAsync(TimeSpan waitLimit)
     {
