@@ -66,7 +66,7 @@ public sealed partial class HyderTransaction : IAsyncDisposable
     /// <returns>The payload, or null when the key is absent.</returns>
     public async Task<byte[]?> GetAsync(byte[] key, CancellationToken cancellationToken = default)
     {
-        var result = await OperateAsync(HyderOperation.Get(key), cancellationToken).ConfigureAwait(false);
+        var result = (await OperateAsync(HyderOperation.Get(key), cancellationToken).ConfigureAwait(false)).Result;
         return result.Found ? Wire.Take(result.Value) : null;
     }
 
@@ -83,7 +83,7 @@ public sealed partial class HyderTransaction : IAsyncDisposable
     /// <param name="cancellationToken">Cancels the delete (and with it the transaction).</param>
     /// <returns>True when the key existed.</returns>
     public async Task<bool> DeleteAsync(byte[] key, CancellationToken cancellationToken = default) =>
-        (await OperateAsync(HyderOperation.Delete(key), cancellationToken).ConfigureAwait(false)).Found;
+        (await OperateAsync(HyderOperation.Delete(key), cancellationToken).ConfigureAwait(false)).Result.Found;
 
     /// <summary>
     /// Adds <paramref name="delta"/> to the 8-byte little-endian counter at <paramref name="key"/>
@@ -143,7 +143,7 @@ public sealed partial class HyderTransaction : IAsyncDisposable
     /// <param name="cancellationToken">Cancels the scan (and with it the transaction).</param>
     /// <returns>The rows.</returns>
     public async Task<IReadOnlyList<KeyValuePair<byte[], byte[]>>> ScanAsync(byte[]? low, byte[]? high, int limit = 0, CancellationToken cancellationToken = default) =>
-        Wire.Rows((await OperateAsync(HyderOperation.Scan(low, high, limit), cancellationToken).ConfigureAwait(false)).Rows);
+        Wire.Rows((await OperateAsync(HyderOperation.Scan(low, high, limit), cancellationToken).ConfigureAwait(false)).Result.Rows);
 
     /// <summary>Commits: the server appends the intention and waits for meld's decision.</summary>
     /// <param name="cancellationToken">Cancels the wait; the outcome is then unknown to the caller.</param>
@@ -245,11 +245,9 @@ public sealed partial class HyderTransaction : IAsyncDisposable
         }
     }
 
-    private async Task<V1.OperationResult> OperateAsync(HyderOperation operation, CancellationToken cancellationToken)
-    {
-        var request = new V1.TransactRequest { Operation = Wire.ToMessage(operation) };
-        return (await SendAsync(request, V1.TransactResponse.ResponseOneofCase.Result, cancellationToken).ConfigureAwait(false)).Result;
-    }
+    /// <summary>Sends an operation; the public method awaits the answer (one state machine per operation, not two).</summary>
+    private ValueTask<V1.TransactResponse> OperateAsync(HyderOperation operation, CancellationToken cancellationToken) =>
+        SendAsync(new V1.TransactRequest { Operation = Wire.ToMessage(operation) }, V1.TransactResponse.ResponseOneofCase.Result, cancellationToken);
 
     /// <summary>
     /// The begin, one strict round trip before anything else is on the stream: a retryable failure
