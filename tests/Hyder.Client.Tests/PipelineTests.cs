@@ -200,6 +200,26 @@ public sealed class PipelineTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task ADeadlinePassedWhileNothingIsPendingIsReportedByTheNextOperationThenItIsOver()
+    {
+        await using var server = await TestServer.StartAsync(configure: s => s with { Timeout = TimeSpan.FromMilliseconds(300) });
+        await using var tx = await server.Client.BeginAsync();
+        await tx.PutAsync(Of("idle"), Of("1"));
+
+        // The reader sees the stream end at the deadline with nothing pending.
+        var waited = System.Diagnostics.Stopwatch.StartNew();
+        while (tx.IsActive && waited.Elapsed < TimeSpan.FromSeconds(10))
+        {
+            await Task.Delay(5);
+        }
+
+        Assert.False(tx.IsActive);
+        Assert.Equal(StatusCode.DeadlineExceeded, (await Assert.ThrowsAsync<HyderException>(() => tx.GetAsync(Of("idle")))).StatusCode);
+        await Assert.ThrowsAsync<InvalidOperationException>(() => tx.CommitAsync());
+        Assert.Null(server.Engine.Peek(Of("idle")));
+    }
+
+    [Fact]
     public async Task StrictOneAtATimeOperationsBehaveAsBefore()
     {
         await using var tx = await Client.BeginAsync();
