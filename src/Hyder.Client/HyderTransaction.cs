@@ -15,7 +15,8 @@ namespace Hyder.Client;
 /// are called (one write at a time), the server runs them in that order, and its answers complete
 /// them in that order. Pipelined operations must not depend on each other's results: an operation
 /// that needs an earlier read's value must await that read first. Calls from several threads are
-/// safe, but their order is then the order in which the calls happen to arrive.
+/// safe, but their order is then the order in which the calls happen to arrive. Each call copies
+/// its key and value before it returns, so the caller may reuse those arrays at once.
 /// </para>
 /// <para>
 /// Any failure (a refused operation, cancellation of any pending operation, the deadline, a lost
@@ -23,8 +24,10 @@ namespace Hyder.Client;
 /// every operation pending behind it throw (the one cancelled throws
 /// <see cref="OperationCanceledException"/>, the others a <see cref="HyderException"/>), and later
 /// calls throw <see cref="InvalidOperationException"/>. Operations answered before the failure keep
-/// their results, but nothing is applied. The deadline (<see cref="HyderClientSettings.Timeout"/>)
-/// covers the whole transaction. Do not block a thread on an operation's task (<c>.Result</c>):
+/// their results, but nothing is applied. A stream that ends while nothing is pending (the
+/// deadline passed) ends the transaction too: <see cref="IsActive"/> turns false, and the next
+/// call throws that failure. The deadline (<see cref="HyderClientSettings.Timeout"/>) covers the
+/// whole transaction. Do not block a thread on an operation's task (<c>.Result</c>):
 /// answers complete operations on the thread that reads the stream.
 /// </para>
 /// </remarks>
