@@ -5,22 +5,39 @@ namespace Hyder.Client;
 
 /// <summary>
 /// An interactive transaction over one <c>Transact</c> stream: reads and writes on the snapshot
-/// taken at begin, answered one at a time, then <see cref="CommitAsync"/>. Disposing it aborts it
-/// unless it committed. Not thread-safe: one operation at a time.
+/// taken at begin, then <see cref="CommitAsync"/>. Disposing it aborts it unless it committed.
 /// </summary>
 /// <remarks>
-/// Any failure (a refused operation, cancellation, the deadline, a lost connection) ends the
-/// stream, and the server aborts the transaction: later calls throw <see cref="InvalidOperationException"/>.
-/// The deadline (<see cref="HyderClientSettings.Timeout"/>) covers the whole transaction.
+/// <para>
+/// Operations may be pipelined: a caller may issue several without awaiting the previous ones
+/// (start eight <see cref="GetAsync"/> calls, then <c>await Task.WhenAll</c>), and then
+/// <see cref="CommitAsync"/> right behind them. They are written to the stream in the order they
+/// are called (one write at a time), the server runs them in that order, and its answers complete
+/// them in that order. Pipelined operations must not depend on each other's results: an operation
+/// that needs an earlier read's value must await that read first. Calls from several threads are
+/// safe, but their order is then the order in which the calls happen to arrive. Each call copies
+/// its key and value before it returns, so the caller may reuse those arrays at once.
+/// </para>
+/// <para>
+/// Any failure (a refused operation, cancellation of any pending operation, the deadline, a lost
+/// connection) ends the stream, and the server aborts the transaction: the failing operation and
+/// every operation pending behind it throw (the one cancelled throws
+/// <see cref="OperationCanceledException"/>, the others a <see cref="HyderException"/>), and later
+/// calls throw <see cref="InvalidOperationException"/>. Operations answered before the failure keep
+/// their results, but nothing is applied. A stream that ends while nothing is pending (the
+/// deadline passed) ends the transaction too: <see cref="IsActive"/> turns false, and the next
+/// call throws that failure. The deadline (<see cref="HyderClientSettings.Timeout"/>) covers the
+/// whole transaction. Do not block a thread on an operation's task (<c>.Result</c>):
+/// answers complete operations on the thread that reads the stream.
+/// </para>
 /// </remarks>
-public sealed class HyderTransaction : IAsyncDisposable
+public sealed partial class HyderTransaction : IAsyncDisposable
 {
     private static readonly TimeSpan s_abortTimeout = TimeSpan.FromSeconds(5);
 
     private readonly HyderClient _client;
     private readonly AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> _call;
     private State _state;
-    private int _busy;
 
     private HyderTransaction(HyderClient client, AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> call, IsolationLevel isolation)
     {
@@ -52,7 +69,7 @@ public sealed class HyderTransaction : IAsyncDisposable
     /// <returns>The payload, or null when the key is absent.</returns>
     public async Task<byte[]?> GetAsync(byte[] key, CancellationToken cancellationToken = default)
     {
-        var result = await OperateAsync(HyderOperation.Get(key), cancellationToken).ConfigureAwait(false);
+        var result = (await OperateAsync(HyderOperation.Get(key), cancellationToken).ConfigureAwait(false)).Result;
         return result.Found ? Wire.Take(result.Value) : null;
     }
 
@@ -69,7 +86,7 @@ public sealed class HyderTransaction : IAsyncDisposable
     /// <param name="cancellationToken">Cancels the delete (and with it the transaction).</param>
     /// <returns>True when the key existed.</returns>
     public async Task<bool> DeleteAsync(byte[] key, CancellationToken cancellationToken = default) =>
-        (await OperateAsync(HyderOperation.Delete(key), cancellationToken).ConfigureAwait(false)).Found;
+        (await OperateAsync(HyderOperation.Delete(key), cancellationToken).ConfigureAwait(false)).Result.Found;
 
     /// <summary>
     /// Adds <paramref name="delta"/> to the 8-byte little-endian counter at <paramref name="key"/>
@@ -129,16 +146,21 @@ public sealed class HyderTransaction : IAsyncDisposable
     /// <param name="cancellationToken">Cancels the scan (and with it the transaction).</param>
     /// <returns>The rows.</returns>
     public async Task<IReadOnlyList<KeyValuePair<byte[], byte[]>>> ScanAsync(byte[]? low, byte[]? high, int limit = 0, CancellationToken cancellationToken = default) =>
-        Wire.Rows((await OperateAsync(HyderOperation.Scan(low, high, limit), cancellationToken).ConfigureAwait(false)).Rows);
+        Wire.Rows((await OperateAsync(HyderOperation.Scan(low, high, limit), cancellationToken).ConfigureAwait(false)).Result.Rows);
 
     /// <summary>Commits: the server appends the intention and waits for meld's decision.</summary>
     /// <param name="cancellationToken">Cancels the wait; the outcome is then unknown to the caller.</param>
     /// <returns>The commit.</returns>
     /// <exception cref="TransactionAbortedException">It aborted; nothing was applied.</exception>
     /// <exception cref="TransactionOutcomeUnknownException">The server could not learn the outcome.</exception>
+    /// <remarks>
+    /// It may be issued while operations are still pending: it is written behind them, and the
+    /// server commits only after it has answered all of them. If one of them fails, the commit
+    /// fails with the same error and nothing is applied.
+    /// </remarks>
     public async Task<CommitResult> CommitAsync(CancellationToken cancellationToken = default)
     {
-        var response = await RoundTripAsync(new V1.TransactRequest { Commit = new V1.CommitRequest() }, V1.TransactResponse.ResponseOneofCase.Outcome, cancellationToken).ConfigureAwait(false);
+        var response = await SendAsync(new V1.TransactRequest { Commit = new V1.CommitRequest() }, V1.TransactResponse.ResponseOneofCase.Outcome, cancellationToken, ends: true).ConfigureAwait(false);
         var outcome = response.Outcome;
         _state = outcome.Status == V1.TransactionStatus.Committed ? State.Committed : State.Aborted;
         HyderClient.CountOutcome(outcome);
@@ -153,16 +175,25 @@ public sealed class HyderTransaction : IAsyncDisposable
     /// <returns>A task that completes when the server has aborted the transaction.</returns>
     public async Task AbortAsync(CancellationToken cancellationToken = default)
     {
-        await RoundTripAsync(new V1.TransactRequest { Abort = new V1.AbortRequest() }, V1.TransactResponse.ResponseOneofCase.Outcome, cancellationToken).ConfigureAwait(false);
+        await SendAsync(new V1.TransactRequest { Abort = new V1.AbortRequest() }, V1.TransactResponse.ResponseOneofCase.Outcome, cancellationToken, ends: true).ConfigureAwait(false);
         _state = State.Aborted;
         await FinishAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Aborts the transaction unless it committed, and ends the stream.</summary>
+    /// <summary>
+    /// Aborts the transaction unless it committed (or a commit or abort is under way), and ends the
+    /// stream. With operations still pending it only ends the stream, and the server aborts.
+    /// </summary>
     /// <returns>A task that completes when the stream has ended.</returns>
     public async ValueTask DisposeAsync()
     {
-        if (_state == State.Active && Volatile.Read(ref _busy) == 0)
+        bool abort;
+        lock (_gate)
+        {
+            abort = _state == State.Active && !_ending && _awaiting.Count == 0;
+        }
+
+        if (abort)
         {
             using var timeout = new CancellationTokenSource(s_abortTimeout);
             try
@@ -177,6 +208,13 @@ public sealed class HyderTransaction : IAsyncDisposable
         }
 
         _call.Dispose();
+        if (_reader is { } reader)
+        {
+            // The disposed call ends the read; the reader turns every failure into the transaction's.
+            await reader.ConfigureAwait(false);
+        }
+
+        _readCancel.Dispose();
     }
 
     internal static async Task<HyderTransaction> BeginAsync(HyderClient client, IsolationLevel isolation, CancellationToken cancellationToken)
@@ -189,9 +227,10 @@ public sealed class HyderTransaction : IAsyncDisposable
             var transaction = new HyderTransaction(client, call, isolation);
             try
             {
-                var response = await transaction.RoundTripAsync(begin, V1.TransactResponse.ResponseOneofCase.Begun, cancellationToken, attempt).ConfigureAwait(false);
+                var response = await transaction.BeginRoundTripAsync(begin, attempt, cancellationToken).ConfigureAwait(false);
                 transaction.SnapshotSequence = response.Begun.SnapshotSequence;
                 client.Session.Observe(transaction.SnapshotSequence);
+                transaction._reader = transaction.ReadResponsesAsync();
                 return transaction;
             }
             catch (RetryBeginException)
@@ -209,29 +248,21 @@ public sealed class HyderTransaction : IAsyncDisposable
         }
     }
 
-    private async Task<V1.OperationResult> OperateAsync(HyderOperation operation, CancellationToken cancellationToken)
+    /// <summary>Sends an operation; the public method awaits the answer (one state machine per operation, not two).</summary>
+    private ValueTask<V1.TransactResponse> OperateAsync(HyderOperation operation, CancellationToken cancellationToken) =>
+        SendAsync(new V1.TransactRequest { Operation = Wire.ToMessage(operation) }, V1.TransactResponse.ResponseOneofCase.Result, cancellationToken);
+
+    /// <summary>
+    /// The begin, one strict round trip before anything else is on the stream: a retryable failure
+    /// here means nothing began, so a new stream may try again.
+    /// </summary>
+    private async Task<V1.TransactResponse> BeginRoundTripAsync(V1.TransactRequest request, int attempt, CancellationToken cancellationToken)
     {
-        var request = new V1.TransactRequest { Operation = Wire.ToMessage(operation) };
-        return (await RoundTripAsync(request, V1.TransactResponse.ResponseOneofCase.Result, cancellationToken).ConfigureAwait(false)).Result;
-    }
-
-    private async Task<V1.TransactResponse> RoundTripAsync(V1.TransactRequest request, V1.TransactResponse.ResponseOneofCase expected, CancellationToken cancellationToken, int beginAttempt = -1)
-    {
-        if (_state != State.Active)
-        {
-            throw new InvalidOperationException($"The transaction is {_state.ToString().ToLowerInvariant()}.");
-        }
-
-        if (Interlocked.Exchange(ref _busy, 1) != 0)
-        {
-            throw new InvalidOperationException("A transaction runs one operation at a time.");
-        }
-
         try
         {
             try
             {
-                await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
+                await _call.RequestStream.WriteAsync(request, CancellationToken.None).ConfigureAwait(false);
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.Cancelled && !cancellationToken.IsCancellationRequested)
             {
@@ -248,11 +279,11 @@ public sealed class HyderTransaction : IAsyncDisposable
             }
 
             var response = _call.ResponseStream.Current;
-            return response.ResponseCase == expected
+            return response.ResponseCase == V1.TransactResponse.ResponseOneofCase.Begun
                 ? response
-                : throw new HyderException(StatusCode.Internal, $"The server answered {response.ResponseCase} where {expected} was due.");
+                : throw new HyderException(StatusCode.Internal, $"The server answered {response.ResponseCase} where {V1.TransactResponse.ResponseOneofCase.Begun} was due.");
         }
-        catch (RpcException e) when (beginAttempt >= 0 && _client.Retryable(e, beginAttempt, cancellationToken))
+        catch (RpcException e) when (_client.Retryable(e, attempt, cancellationToken))
         {
             _state = State.Failed;
             throw new RetryBeginException();
@@ -267,10 +298,6 @@ public sealed class HyderTransaction : IAsyncDisposable
             _state = State.Failed;
             throw;
         }
-        finally
-        {
-            Volatile.Write(ref _busy, 0);
-        }
     }
 
     /// <summary>Half-closes the request stream and reads the call's status, so the stream ends cleanly.</summary>
@@ -278,7 +305,19 @@ public sealed class HyderTransaction : IAsyncDisposable
     {
         try
         {
-            await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+            bool writing;
+            lock (_gate)
+            {
+                writing = _writing;
+            }
+
+            // A write still in progress (the commit's, finished by another operation's writer)
+            // forbids the half-close; the server has ended the call after its outcome anyway.
+            if (!writing)
+            {
+                await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+            }
+
             using var timeout = new CancellationTokenSource(s_abortTimeout);
             await _call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false);
         }

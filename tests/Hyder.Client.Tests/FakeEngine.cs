@@ -31,6 +31,15 @@ internal sealed class FakeEngine : ITransactionEngine
     /// <summary>When set, writing commits wait for it (counted in flight) before they meld.</summary>
     public TaskCompletionSource? CommitGate { get; set; }
 
+    /// <summary>When set, an interactive operation on <see cref="GatedKey"/> waits for it (after setting <see cref="GateReached"/>).</summary>
+    public TaskCompletionSource? OperationGate { get; set; }
+
+    /// <summary>The key whose interactive operations wait for <see cref="OperationGate"/>.</summary>
+    public byte[] GatedKey { get; set; } = "gated"u8.ToArray();
+
+    /// <summary>Set when an interactive operation reaches <see cref="OperationGate"/>.</summary>
+    public TaskCompletionSource GateReached { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
     public int Checkpoints { get; private set; }
 
     public long Committed => Interlocked.Read(ref _committed);
@@ -244,6 +253,17 @@ internal sealed class FakeEngine : ITransactionEngine
                         throw new EngineException(EngineErrorCode.InvalidArgument, $"unknown operation {operation.Kind}");
                 }
             }
+        }
+
+        public async ValueTask<OperationResult> ExecuteAsync(Operation operation, CancellationToken cancellationToken = default)
+        {
+            if (_engine.OperationGate is { } gate && operation.Key.AsSpan().SequenceEqual(_engine.GatedKey))
+            {
+                _engine.GateReached.TrySetResult();
+                await gate.Task.WaitAsync(cancellationToken);
+            }
+
+            return Execute(operation);
         }
 
         public async ValueTask<TransactionOutcome> CommitAsync(CancellationToken cancellationToken = default)

@@ -124,6 +124,25 @@ public class CliTests
         Assert.Contains("\ndotnet run -c Release --project tools/Hyder.Ycsb\n", readme, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(true, "run", "--load", "--connect", "http://127.0.0.1:1")]
+    [InlineData(false, "run", "--load", "--connect", "http://127.0.0.1:1", "--no-pipeline")]
+    public void ConnectPipelinesUnlessNoPipelineIsGiven(bool pipeline, params string[] args)
+    {
+        var parse = YcsbCommands.Create(TextWriter.Null, TextWriter.Null).Parse(args);
+        Assert.Empty(parse.Errors);
+        var configuration = RunConfiguration.From(parse, run: true);
+        Assert.Equal(pipeline, configuration.Settings.Pipeline);
+    }
+
+    [Fact]
+    public async Task NoPipelineIsARunOption()
+    {
+        var (code, _, error) = await RunAsync("load", "--connect", "http://127.0.0.1:1", "--no-pipeline");
+        Assert.Equal(2, code);
+        Assert.Contains("--no-pipeline", error, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task ARunPrintsYcsbsReportAndWritesJsonAndCsv()
     {

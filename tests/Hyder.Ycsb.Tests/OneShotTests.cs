@@ -10,8 +10,9 @@ using Xunit;
 namespace Hyder.Ycsb.Tests;
 
 /// <summary>
-/// <c>--one-shot</c>: a transaction of reads and updates goes to the target as one request; any
-/// other transaction stays interactive; the counts agree with the servers' own, embedded and over gRPC.
+/// <c>--one-shot</c>: a transaction of reads and updates goes to the target as one request; without
+/// it, <c>--connect</c> pipelines such a transaction unless <c>--no-pipeline</c>; any other
+/// transaction stays interactive; the counts agree with the servers' own, embedded and over gRPC.
 /// </summary>
 public class OneShotTests
 {
@@ -86,6 +87,102 @@ public class OneShotTests
         Assert.Equal(0, m.NotFound);
     }
 
+    [Theory]
+    [InlineData("tx", true, false)]
+    [InlineData("tx", false, false)]
+    [InlineData("tx", true, true)]
+    [InlineData("f", true, false)]
+    [InlineData("e", true, false)]
+    public async Task OnlyTransactionsOfIndependentReadsAndUpdatesArePipelinedAndOnlyWithoutNoPipeline(string name, bool pipeline, bool oneShot)
+    {
+        var workload = Create(name);
+        await using var memory = new MemoryReferenceTarget();
+        var target = new OneShotEmulatingTarget(memory, pipelines: true);
+        var result = await LoadAndRunAsync(target, workload, Settings() with { OneShot = oneShot, Pipeline = pipeline }, target.ResetCounts);
+
+        var m = result.Totals;
+        Assert.Equal(Transactions, m.Committed + m.GaveUp);
+        Assert.Equal(0, m.NotFound);
+        switch (name)
+        {
+            case "tx" when oneShot:
+                // One-shot wins over pipelining: one request beats three round trips.
+                Assert.Equal(0, target.Pipelined);
+                Assert.Equal(m.Committed + m.Aborted, target.OneShots);
+                break;
+            case "tx" when pipeline:
+                Assert.Equal(m.Committed + m.Aborted, target.Pipelined);
+                Assert.Equal(0, target.Begins);
+                Assert.Equal(target.Pipelined, m[Series.Commit].TotalCount);
+                Assert.Equal(0, m[Series.Read].TotalCount);
+                break;
+            case "tx":
+                Assert.Equal(0, target.Pipelined + target.OneShots);
+                Assert.True(target.Begins >= Transactions);
+                Assert.True(m[Series.Read].TotalCount > 0);
+                break;
+            case "f":
+                // Reads alone are pipelined; a read-modify-write (the write follows its read) is not.
+                Assert.True(target.Pipelined > 0);
+                Assert.True(m[Series.ReadModifyWrite].TotalCount > 0);
+                Assert.True(target.Begins >= m[Series.ReadModifyWrite].TotalCount);
+                break;
+            default:
+                // Scans and inserts (a get, then a put only if absent) stay interactive.
+                Assert.Equal(0, target.Pipelined);
+                Assert.True(target.Begins >= Transactions);
+                break;
+        }
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task ConnectTransactionsCommitOverGrpcPipelinedAndOneAtATime(bool pipeline)
+    {
+        var workload = Create("tx");
+        var settings = Settings() with { Pipeline = pipeline };
+        await using var cluster = await HyderEmbeddedTarget.StartAsync(new EmbeddedClusterSettings { Fsync = false, Sessions = settings.Sessions }, default);
+        await using var rpc = await HyderGrpcServer.StartAsync(cluster.Servers[0], new GrpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) });
+        await using var remote = new HyderRemoteTarget($"Endpoint={rpc.Address};Timeout=20");
+        var result = await LoadAndRunAsync(remote, workload, settings);
+
+        var m = result.Totals;
+        var server = result.Target.ToDictionary(r => r.Metric, r => r.Value);
+        Assert.Equal(Transactions, m.Committed + m.GaveUp);
+        Assert.True(m.Committed > 0);
+        Assert.Equal(m.Committed + m.Aborted, server["Intentions"] + cluster.Servers[0].Metrics.ReadOnlyCommits);
+        Assert.Equal(m.Aborted, server["MeldAborted"]);
+        Assert.Equal(m.Committed + m.Aborted, m[Series.Commit].TotalCount);
+        Assert.Equal(0, m.NotFound);
+        if (pipeline)
+        {
+            Assert.Equal(0, m[Series.Read].TotalCount);
+        }
+        else
+        {
+            Assert.Equal(8 * (m.Committed + m.Aborted), m[Series.Read].TotalCount);
+        }
+    }
+
+    [Fact]
+    public async Task APipelinedReadOfAMissingRecordOverGrpcIsCountedAsNotFound()
+    {
+        // Nothing loaded and nothing written: every read misses.
+        var workload = new TransactionalWorkload(500, 8, 0, 0, Distribution.Uniform, new DistributionSettings(), IsolationLevel.Serializable);
+        var settings = Settings() with { OperationCount = 40 };
+        await using var cluster = await HyderEmbeddedTarget.StartAsync(new EmbeddedClusterSettings { Fsync = false, Sessions = settings.Sessions }, default);
+        await using var rpc = await HyderGrpcServer.StartAsync(cluster.Servers[0], new GrpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) });
+        await using var remote = new HyderRemoteTarget($"Endpoint={rpc.Address};Timeout=20");
+        await remote.PrepareAsync(workload.KeySpaces, reset: true, default);
+        var run = new PhaseRunner(remote, workload.KeySpaces, settings, new MemoryTargetTests.CollectingSink(), new CounterBounds(startsAtZero: true));
+        var result = await run.RunAsync("run", Enumerable.Range(0, settings.Threads).Select(w => workload.CreateSource(11, w)).ToArray(), default);
+
+        Assert.Equal(40, result.Totals.Committed + result.Totals.GaveUp);
+        Assert.Equal(0, result.Totals[Series.Read].TotalCount);
+        Assert.Equal(8 * result.Totals.Committed, result.Totals.NotFound);
+    }
+
     private static DriverSettings Settings() => new()
     {
         Threads = 2,
@@ -118,13 +215,16 @@ public class OneShotTests
     /// The reference target with one-shot transactions run as begin, the operations and commit on
     /// its own session, counting one-shot requests, begins and reads that found nothing.
     /// </summary>
-    private sealed class OneShotEmulatingTarget(ITarget inner) : ITarget
+    private sealed class OneShotEmulatingTarget(ITarget inner, bool pipelines = false) : ITarget
     {
+        private long _pipelined;
         private long _oneShots;
         private long _begins;
         private long _notFound;
 
         public long OneShots => Interlocked.Read(ref _oneShots);
+
+        public long Pipelined => Interlocked.Read(ref _pipelined);
 
         public long Begins => Interlocked.Read(ref _begins);
 
@@ -132,10 +232,13 @@ public class OneShotTests
 
         public string Description => inner.Description;
 
+        public bool Pipelines => pipelines;
+
         /// <summary>Forgets the load phase's begins (its inserts are interactive).</summary>
         public void ResetCounts()
         {
             Interlocked.Exchange(ref _oneShots, 0);
+            Interlocked.Exchange(ref _pipelined, 0);
             Interlocked.Exchange(ref _begins, 0);
             Interlocked.Exchange(ref _notFound, 0);
         }
@@ -150,9 +253,22 @@ public class OneShotTests
         {
             public bool CanRunOneShot => true;
 
-            public async ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken)
+            public bool CanPipeline => target.Pipelines;
+
+            public ValueTask<OneShotOutcome> RunPipelinedAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken)
+            {
+                Interlocked.Increment(ref target._pipelined);
+                return RunWholeAsync(isolation, operations, cancellationToken);
+            }
+
+            public ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken)
             {
                 Interlocked.Increment(ref target._oneShots);
+                return RunWholeAsync(isolation, operations, cancellationToken);
+            }
+
+            private async ValueTask<OneShotOutcome> RunWholeAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken)
+            {
                 var notFound = 0;
                 try
                 {

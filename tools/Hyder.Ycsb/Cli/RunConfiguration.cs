@@ -97,6 +97,7 @@ internal sealed class RunConfiguration
             StatusInterval = TimeSpan.FromSeconds(parse.GetValue(O.StatusInterval) is var s and > 0 ? s : throw new UsageException("--status-interval must be positive.")),
             LoadBatch = Positive(parse, O.LoadBatch),
             OneShot = run && parse.GetValue(O.OneShot),
+            Pipeline = !(run && parse.GetValue(O.NoPipeline)),
         };
 
         Workload = CreateWorkload(parse);
@@ -154,6 +155,7 @@ internal sealed class RunConfiguration
         ["insertOrder"] = Settings.HashedKeys ? "hashed" : "ordered",
         ["retries"] = Invariant(Settings.MaxRetries),
         ["oneShot"] = Settings.OneShot ? "yes" : "no",
+        ["pipelinedOperations"] = Settings.Pipeline ? "yes" : "no",
         ["machine"] = $"{Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
     };
 

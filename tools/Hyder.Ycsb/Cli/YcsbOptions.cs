@@ -109,6 +109,8 @@ internal static class YcsbOptions
 
     public static readonly Option<bool> OneShot = new("--one-shot") { Description = "Send each transaction that only reads and updates records (tx, a, b, c) as one request, Hyder's one-shot Execute (begin, operations and commit in one round trip), instead of an interactive transaction with one call per operation (Hyder targets; the report then times only whole transactions)." };
 
+    public static readonly Option<bool> NoPipeline = new("--no-pipeline") { Description = "--connect without --one-shot: send an interactive transaction's operations one at a time, each awaited before the next is sent (strict round trips), instead of pipelining its independent reads (sent together, then awaited) and then its writes with the commit behind them. Transactions whose operations depend on earlier results (insert, read-modify-write, counters, scans) always go one at a time." };
+
     public static readonly Option<bool> Load = new("--load") { Description = "Run the load phase first, in this process (needed by --target memory, and by --target embedded without --data)." };
 
     public static readonly Option<string?> Json = new("--json") { Description = "Also write the report as JSON to this file." };
@@ -124,7 +126,7 @@ internal static class YcsbOptions
     ];
 
     /// <summary>Options only <c>run</c> takes.</summary>
-    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load, OneShot];
+    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load, OneShot, NoPipeline];
 
     static YcsbOptions()
     {

@@ -45,5 +45,12 @@ internal sealed record DriverSettings
     /// </summary>
     public bool OneShot { get; init; }
 
+    /// <summary>
+    /// Pipeline the independent operations of an interactive transaction made only of reads and
+    /// updates of ordinary records (<see cref="Targets.ITargetSession.RunPipelinedAsync"/>) where the
+    /// target can (<c>--connect</c>); false (<c>--no-pipeline</c>) sends them one at a time.
+    /// </summary>
+    public bool Pipeline { get; init; } = true;
+
     public int Sessions => Threads * InFlightPerThread;
 }

@@ -65,7 +65,7 @@ internal sealed class PhaseRunner
             {
                 var worker = i % _settings.Threads;
                 var executor = new TransactionExecutor(sessions[i], _spaces, keys, _settings.ValueSize, _recorders[worker], _settings.MaxRetries,
-                    Rng.ForStream(_settings.Seed ^ 0x5EED_0F_7A1E5UL, (ulong)i), _counters, _settings.OneShot);
+                    Rng.ForStream(_settings.Seed ^ 0x5EED_0F_7A1E5UL, (ulong)i), _counters, _settings.OneShot, _settings.Pipeline);
                 slots.Add(Task.Run(() => SlotAsync(executor, sources[worker], _sourceLocks[worker], limiter, stop), CancellationToken.None));
             }
 

@@ -23,14 +23,16 @@ internal sealed class TransactionExecutor
     private readonly byte[] _value;
     private readonly byte[] _counter = new byte[8];
     private readonly bool _oneShot;
+    private readonly bool _pipeline;
     private readonly List<OneShotOperation> _oneShotOperations = [];
     private readonly List<byte[]> _oneShotBuffers = [];
     private Rng _values;
 
     public TransactionExecutor(ITargetSession session, IReadOnlyList<KeySpace> spaces, KeyCodec keys, int valueSize, MeasurementRecorder recorder, int maxRetries, Rng values,
-        CounterBounds counters, bool oneShot = false)
+        CounterBounds counters, bool oneShot = false, bool pipeline = false)
     {
         _oneShot = oneShot && session.CanRunOneShot;
+        _pipeline = pipeline && session.CanPipeline;
         _counters = counters;
         _session = session;
         _spaces = spaces;
@@ -46,11 +48,11 @@ internal sealed class TransactionExecutor
     public async Task<bool> RunAsync(TransactionPlan plan, CancellationToken cancellationToken)
     {
         var start = Clock.Now;
-        var oneShot = _oneShot && IsOneShot(plan);
+        var independent = (_oneShot || _pipeline) && IsOneShot(plan);
         for (var attempt = 0; ; attempt++)
         {
-            var outcome = oneShot
-                ? await RunOneShotAsync(plan, cancellationToken).ConfigureAwait(false)
+            var outcome = independent
+                ? await RunOneShotAsync(plan, pipelined: !_oneShot, cancellationToken).ConfigureAwait(false)
                 : await RunInteractiveAsync(plan, cancellationToken).ConfigureAwait(false);
 
             if (outcome.Committed)
@@ -90,10 +92,12 @@ internal sealed class TransactionExecutor
     }
 
     /// <summary>
-    /// The plan as one request (<c>--one-shot</c>): the whole request is timed as the commit, and no
-    /// operation is timed on its own (none has a latency of its own).
+    /// The plan as one request (<c>--one-shot</c>), or as one pipelined interactive transaction
+    /// (<paramref name="pipelined"/>: begin, the reads sent together, the writes and the commit
+    /// behind them): the whole transaction is timed as the commit, and no operation is timed on its
+    /// own (none has a latency of its own).
     /// </summary>
-    private async ValueTask<CommitOutcome> RunOneShotAsync(TransactionPlan plan, CancellationToken cancellationToken)
+    private async ValueTask<CommitOutcome> RunOneShotAsync(TransactionPlan plan, bool pipelined, CancellationToken cancellationToken)
     {
         _oneShotOperations.Clear();
         for (var i = 0; i < plan.Operations.Count; i++)
@@ -117,7 +121,9 @@ internal sealed class TransactionExecutor
         OneShotOutcome outcome;
         try
         {
-            outcome = await _session.RunOneShotAsync(plan.Isolation, _oneShotOperations, cancellationToken).ConfigureAwait(false);
+            outcome = pipelined
+                ? await _session.RunPipelinedAsync(plan.Isolation, _oneShotOperations, cancellationToken).ConfigureAwait(false)
+                : await _session.RunOneShotAsync(plan.Isolation, _oneShotOperations, cancellationToken).ConfigureAwait(false);
         }
         catch (TransactionAbortedException e)
         {

@@ -89,6 +89,18 @@ internal interface ITargetSession : IAsyncDisposable
     ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
         throw new NotSupportedException("this target runs interactive transactions only");
 
+    /// <summary>Whether <see cref="RunPipelinedAsync"/> pipelines an interactive transaction (<c>--connect</c>).</summary>
+    bool CanPipeline => false;
+
+    /// <summary>
+    /// Runs a whole interactive transaction of reads and writes that do not depend on one another's
+    /// results with its operations pipelined: begin, the reads sent without waiting for each
+    /// answer and then awaited, then the writes and the commit sent together. The operations reach
+    /// the server in plan order, so a read behind a write of the same key still sees it.
+    /// </summary>
+    ValueTask<OneShotOutcome> RunPipelinedAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
+        throw new NotSupportedException("this target does not pipeline interactive transactions");
+
     /// <summary>Ends the transaction without committing; safe after an abort or when none is open.</summary>
     ValueTask RollbackAsync(CancellationToken cancellationToken);
 }

@@ -117,6 +117,8 @@ internal sealed class HyderRemoteTarget : ITarget
     /// <summary>One client transaction (a Transact stream) at a time.</summary>
     private sealed class Session(HyderClient client) : HyderSession
     {
+        private readonly List<Task<byte[]?>> _reads = [];
+        private readonly List<Task> _writes = [];
         private HyderTransaction? _tx;
 
         public override async ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)
@@ -205,6 +207,75 @@ internal sealed class HyderRemoteTarget : ITarget
             }
         }
 
+        public override bool CanPipeline => true;
+
+        /// <summary>
+        /// One interactive transaction, pipelined: the reads are sent without waiting for each
+        /// answer, then awaited together (the point where an application decides what to write);
+        /// the writes follow with the commit right behind them. Three round trips (begin, reads,
+        /// writes and commit) in place of one per operation; the stream keeps them in plan order.
+        /// </summary>
+        protected override async ValueTask<OneShotOutcome> ExecutePipelinedAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
+        {
+            await RollbackAsync(cancellationToken).ConfigureAwait(false);
+            var tx = await Guard(client.BeginAsync(Map(isolation), cancellationToken)).ConfigureAwait(false);
+            await using (tx.ConfigureAwait(false))
+            {
+                _reads.Clear();
+                _writes.Clear();
+                var notFound = 0;
+                Task<CommitResult>? commit = null;
+                try
+                {
+                    foreach (var (key, value) in operations)
+                    {
+                        if (value is null)
+                        {
+                            _reads.Add(tx.GetAsync(key, cancellationToken));
+                        }
+                        else
+                        {
+                            notFound += await AwaitReadsAsync().ConfigureAwait(false);
+                            _writes.Add(tx.PutAsync(key, value, cancellationToken));
+                        }
+                    }
+
+                    notFound += await AwaitReadsAsync().ConfigureAwait(false);
+                    commit = tx.CommitAsync(cancellationToken);
+                    foreach (var write in _writes)
+                    {
+                        await write.ConfigureAwait(false);
+                    }
+
+                    await commit.ConfigureAwait(false);
+                    return new OneShotOutcome(CommitOutcome.Success, notFound);
+                }
+                catch (Exception e) when (e is HyderException)
+                {
+                    // The first failure ends the transaction and fails whatever was still pending:
+                    // observe those so they do not surface later as unobserved.
+                    Observe(_reads);
+                    Observe(_writes);
+                    if (commit is not null)
+                    {
+                        Observe(commit);
+                    }
+
+                    return e switch
+                    {
+                        Client.TransactionAbortedException aborted => new OneShotOutcome(CommitOutcome.Aborted(Map(aborted.Cause)), 0),
+                        TransactionOutcomeUnknownException => new OneShotOutcome(CommitOutcome.Aborted(Metrics.AbortCause.Unknown), 0),
+                        _ => throw Unavailable((HyderException)e),
+                    };
+                }
+                finally
+                {
+                    _reads.Clear();
+                    _writes.Clear();
+                }
+            }
+        }
+
         protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken) =>
             await Guard(Open.GetAsync(key, cancellationToken)).ConfigureAwait(false);
 
@@ -216,6 +287,33 @@ internal sealed class HyderRemoteTarget : ITarget
 
         protected override async ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken) =>
             (await Guard(Open.ScanAsync(low, high, limit, cancellationToken)).ConfigureAwait(false)).Count;
+
+        private static void Observe(IEnumerable<Task> tasks)
+        {
+            foreach (var task in tasks)
+            {
+                Observe(task);
+            }
+        }
+
+        private static void Observe(Task task) =>
+            task.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+
+        /// <summary>Awaits the reads sent so far; returns how many found no record.</summary>
+        private async ValueTask<int> AwaitReadsAsync()
+        {
+            var notFound = 0;
+            foreach (var read in _reads)
+            {
+                if (await read.ConfigureAwait(false) is null)
+                {
+                    notFound++;
+                }
+            }
+
+            _reads.Clear();
+            return notFound;
+        }
 
         private HyderTransaction Open => _tx ?? throw new InvalidOperationException("No transaction is open.");
 

@@ -24,17 +24,14 @@ internal abstract class HyderSession : ITargetSession
     /// <summary>Every Hyder target runs one-shot transactions (the engine's and the service's Execute).</summary>
     public bool CanRunOneShot => true;
 
-    public async ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken)
-    {
-        var encoded = new (byte[] Key, byte[]? Value)[operations.Count];
-        for (var i = 0; i < encoded.Length; i++)
-        {
-            var operation = operations[i];
-            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value?.ToArray());
-        }
+    public ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
+        ExecuteOneShotAsync(isolation, Encode(operations), cancellationToken);
 
-        return await ExecuteOneShotAsync(isolation, encoded, cancellationToken).ConfigureAwait(false);
-    }
+    /// <summary>Whether the session pipelines interactive transactions (the remote target's: each operation is a round trip).</summary>
+    public virtual bool CanPipeline => false;
+
+    public ValueTask<OneShotOutcome> RunPipelinedAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
+        ExecutePipelinedAsync(isolation, Encode(operations), cancellationToken);
 
     public async ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
         await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is not null;
@@ -91,6 +88,10 @@ internal abstract class HyderSession : ITargetSession
     /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep.</summary>
     protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
 
+    /// <summary>A pipelined interactive transaction of gets (no value) and puts; the session's to keep.</summary>
+    protected virtual ValueTask<OneShotOutcome> ExecutePipelinedAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken) =>
+        throw new NotSupportedException("this session does not pipeline interactive transactions");
+
     /// <summary>A key's value in the open transaction, or null.</summary>
     protected abstract ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken);
 
@@ -102,6 +103,18 @@ internal abstract class HyderSession : ITargetSession
 
     /// <summary>Scans [low, high) in the open transaction; returns the rows seen.</summary>
     protected abstract ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken);
+
+    private static (byte[] Key, byte[]? Value)[] Encode(IReadOnlyList<OneShotOperation> operations)
+    {
+        var encoded = new (byte[] Key, byte[]? Value)[operations.Count];
+        for (var i = 0; i < encoded.Length; i++)
+        {
+            var operation = operations[i];
+            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value?.ToArray());
+        }
+
+        return encoded;
+    }
 
     /// <summary>A counter's value: 8 bytes little-endian (what loads and Add write).</summary>
     protected static long DecodeCounter(byte[] value) =>
