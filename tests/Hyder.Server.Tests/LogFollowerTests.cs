@@ -192,6 +192,32 @@ public sealed class LogFollowerTests
         Assert.Equal(2, pending.Ordinal);
     }
 
+    [Fact]
+    public async Task ThisServersOwnIntentionsWithNothingQueuedAheadAreSubmittedByTheReaderInOrder()
+    {
+        await using var log = await OpenLogAsync();
+        await using var rig = Rig.Start(log, new ClusterSettings());
+        var pendings = new List<PendingTransaction>();
+        for (var i = 1; i <= 3; i++)
+        {
+            var tx = rig.Database.Begin();
+            tx.Put(Key(i), [(byte)i]);
+            var intention = tx.Complete()!;
+            IntentionValidator.ValidateBeforeAppend(intention);
+            var encoded = IntentionEncoder.Encode(intention, new ClusterSettings().BlockSize);
+            var pending = PendingTransaction.Rent(intention, cooperative: false);
+            pendings.Add(pending);
+            rig.Host.Locals[encoded.Nonce] = pending;
+            await log.AppendAsync(encoded.Finish([]));
+            var outcomes = await rig.OutcomesAsync(i);
+            Assert.True(outcomes[i].Committed);
+        }
+
+        // No peer's intention was queued for the submitter ahead of any of them.
+        Assert.Equal(3, rig.Follower.SubmittedByReader);
+        Assert.Equal([(1L, pendings[0]), (2L, pendings[1]), (3L, pendings[2])], rig.Host.Filed.ToArray());
+    }
+
     private static byte[] Key(int i) => Server.TestCluster.Key(i);
 
     /// <summary>An in-memory log with the settings record at position 0, as a server leaves it (no intention is at position 0).</summary>

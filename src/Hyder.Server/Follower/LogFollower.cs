@@ -70,6 +70,14 @@ internal sealed partial class LogFollower
     /// <summary>Deserializers signal the submitter when a job is ready.</summary>
     private readonly StageSignal _jobReady = new();
 
+    /// <summary>
+    /// Jobs handed to the submitter and not yet submitted: while any is, the reader queues every
+    /// job behind them; at 0 it may submit a local intention itself (<see cref="Dispatch"/>).
+    /// </summary>
+    private long _queuedForSubmit;
+
+    private long _submittedByReader;
+
     /// <summary>Final meld signals deserializers waiting for a snapshot state.</summary>
     private readonly StageSignal _stateAdded = new();
 
@@ -142,6 +150,9 @@ internal sealed partial class LogFollower
 
     /// <summary>The next log position the reader will look at.</summary>
     public long ReadPosition => Volatile.Read(ref _nextPosition);
+
+    /// <summary>This server's own intentions the reader submitted itself, not through the submitter (<see cref="Dispatch"/>).</summary>
+    public long SubmittedByReader => Interlocked.Read(ref _submittedByReader);
 
     /// <summary>The last ordinal the reader assigned.</summary>
     public long LastRead => Volatile.Read(ref _ordinal);

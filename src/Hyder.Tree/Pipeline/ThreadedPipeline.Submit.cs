@@ -88,6 +88,18 @@ public sealed partial class ThreadedPipeline
         return v;
     }
 
+    /// <summary>
+    /// True when <see cref="Submit"/> of the next ordinal, <paramref name="v"/>, would not wait for
+    /// room (its input slot is free and it is within the window final meld allows): a producer that
+    /// must not block (the server's log reader, a thread-pool thread) hands it over only then.
+    /// </summary>
+    public bool HasRoomFor(long v)
+    {
+        var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
+        var slot = (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length);
+        return v == _lastSubmitted + 1 && v - Volatile.Read(ref _lastMelded) <= _results.Length && Volatile.Read(ref _inputOrdinals[lane][slot]) < 0;
+    }
+
     private void Put(long v, Intention? intention, in MeldOutcome decided)
     {
         if (v != _lastSubmitted + 1)
