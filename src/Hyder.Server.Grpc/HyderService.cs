@@ -91,7 +91,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         var operations = new Operation[request.Keys.Count];
         for (var i = 0; i < operations.Length; i++)
         {
-            operations[i] = Operation.Get(Messages.Key(request.Keys[i], _limits, $"keys[{i}]"));
+            operations[i] = Operation.Get(Messages.Key(request.Keys[i], _limits, new Messages.Field("keys", i)));
         }
 
         await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
