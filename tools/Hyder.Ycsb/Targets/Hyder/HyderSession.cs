@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.InteropServices;
 using Hyder.Ycsb.Workloads;
 
 namespace Hyder.Ycsb.Targets.Hyder;
@@ -30,11 +31,16 @@ internal abstract class HyderSession : ITargetSession
         for (var i = 0; i < encoded.Length; i++)
         {
             var operation = operations[i];
-            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value?.ToArray());
+            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value is { } value ? Value(value) : null);
         }
 
         return await ExecuteOneShotAsync(isolation, encoded, cancellationToken).ConfigureAwait(false);
     }
+
+    private byte[] Value(ReadOnlyMemory<byte> value) =>
+        ReadsValuesOnlyDuringTheCall && MemoryMarshal.TryGetArray(value, out var segment) && segment.Offset == 0 && segment.Count == segment.Array!.Length
+            ? segment.Array
+            : value.ToArray();
 
     public async ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
         await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is not null;
@@ -88,7 +94,14 @@ internal abstract class HyderSession : ITargetSession
         await PutValueAsync(k, next, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep.</summary>
+    /// <summary>
+    /// Whether <see cref="ExecuteOneShotAsync"/> only reads the values while it runs (a remote call
+    /// serializes them), so the driver's own buffers go as they are; otherwise (the engine keeps
+    /// them in its tree) each value is a copy of its own.
+    /// </summary>
+    protected virtual bool ReadsValuesOnlyDuringTheCall => false;
+
+    /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep unless <see cref="ReadsValuesOnlyDuringTheCall"/>.</summary>
     protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
 
     /// <summary>A key's value in the open transaction, or null.</summary>
