@@ -124,16 +124,28 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <param name="cancellationToken">Cancels the call.</param>
     /// <returns>The commit, with one result per operation.</returns>
     /// <exception cref="TransactionAbortedException">It aborted; nothing was applied.</exception>
+    /// <remarks>
+    /// The request refers to the operations' key and value arrays rather than copying them: they
+    /// are read while the call runs (when the request is sent, and again if a read-only call is
+    /// retried), so they must not change until the returned task completes.
+    /// </remarks>
     public async Task<CommitResult> ExecuteAsync(IsolationLevel isolation, IEnumerable<HyderOperation> operations, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(operations);
         var request = new V1.ExecuteRequest { Isolation = Wire.ToMessage(isolation), MinOrdinal = MinOrdinal };
-        foreach (var operation in operations)
+        if (operations.TryGetNonEnumeratedCount(out var count))
         {
-            request.Operations.Add(Wire.ToMessage(operation));
+            request.Operations.Capacity = count;
         }
 
-        var readOnly = request.Operations.All(o => o.Kind is V1.OperationKind.Get or V1.OperationKind.Scan);
+        var readOnly = true;
+        foreach (var operation in operations)
+        {
+            var message = Wire.ToMessage(operation, borrow: true);
+            readOnly &= message.Kind is V1.OperationKind.Get or V1.OperationKind.Scan;
+            request.Operations.Add(message);
+        }
+
         var response = await UnaryAsync((r, o) => Stub.ExecuteAsync(r, o), request, retry: readOnly, cancellationToken).ConfigureAwait(false);
         CountOutcome(response.Outcome);
         Observe(response.Outcome);

@@ -19,7 +19,14 @@ internal static class Wire
         _ => throw new ArgumentOutOfRangeException(nameof(isolation), isolation, "Unknown isolation level."),
     };
 
-    public static V1.Operation ToMessage(in HyderOperation operation)
+    /// <summary>An operation as a message.</summary>
+    /// <param name="operation">The operation.</param>
+    /// <param name="borrow">
+    /// Refer to the operation's arrays instead of copying them: only where the caller is told the
+    /// arrays must not change until the call completes (<see cref="HyderClient.ExecuteAsync"/>).
+    /// </param>
+    /// <returns>The message.</returns>
+    public static V1.Operation ToMessage(in HyderOperation operation, bool borrow = false)
     {
         var message = new V1.Operation
         {
@@ -51,13 +58,16 @@ internal static class Wire
             message.Max = max;
         }
 
-        message.Key = Bytes(operation.Key);
-        message.Value = Bytes(operation.Value);
-        message.End = Bytes(operation.End);
+        message.Key = borrow ? Borrow(operation.Key) : Bytes(operation.Key);
+        message.Value = borrow ? Borrow(operation.Value) : Bytes(operation.Value);
+        message.End = borrow ? Borrow(operation.End) : Bytes(operation.End);
         return message;
     }
 
     public static ByteString Bytes(byte[]? bytes) => bytes is null || bytes.Length == 0 ? ByteString.Empty : ByteString.CopyFrom(bytes);
+
+    /// <summary>The caller's array in a request without a copy; the caller keeps it unchanged until the call completes.</summary>
+    public static ByteString Borrow(byte[]? bytes) => bytes is null || bytes.Length == 0 ? ByteString.Empty : UnsafeByteOperations.UnsafeWrap(bytes);
 
     /// <summary>
     /// A response field's bytes for the caller to keep. The parser gives every bytes field an array

@@ -22,6 +22,9 @@ public sealed class ClientAuthenticator
 
     private const string BearerPrefix = "Bearer ";
 
+    // The one anonymous caller (null: none allowed), made once rather than per call.
+    private readonly CallerIdentity? _anonymous;
+
     /// <summary>The API keys.</summary>
     public ApiKeyStore ApiKeys { get; init; } = new();
 
@@ -29,7 +32,11 @@ public sealed class ClientAuthenticator
     public ClientCertificateRoles Certificates { get; init; } = new();
 
     /// <summary>The role of a caller with no credentials; <see cref="ClientRole.None"/> (the default) refuses them.</summary>
-    public ClientRole AnonymousRole { get; init; }
+    public ClientRole AnonymousRole
+    {
+        get => _anonymous?.Role ?? ClientRole.None;
+        init => _anonymous = value == ClientRole.None ? null : new CallerIdentity("anonymous", value, CallerIdentity.AnonymousScheme);
+    }
 
     /// <summary>The caller, or a refusal (UNAUTHENTICATED or PERMISSION_DENIED) with a reason that holds no secret.</summary>
     /// <param name="context">The request.</param>
@@ -83,9 +90,9 @@ public sealed class ClientAuthenticator
             }
         }
 
-        return AnonymousRole == ClientRole.None
-            ? AuthenticationResult.Refuse(StatusCode.Unauthenticated, "This server needs credentials: an authorization: Bearer TOKEN header or a client certificate.")
-            : AuthenticationResult.Accept(new CallerIdentity("anonymous", AnonymousRole, CallerIdentity.AnonymousScheme));
+        return _anonymous is { } anonymous
+            ? AuthenticationResult.Accept(anonymous)
+            : AuthenticationResult.Refuse(StatusCode.Unauthenticated, "This server needs credentials: an authorization: Bearer TOKEN header or a client certificate.");
     }
 }
 

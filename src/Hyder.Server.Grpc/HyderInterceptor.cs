@@ -113,11 +113,10 @@ public sealed partial class HyderInterceptor(ClientAuthenticator? authenticator,
         }
 
         var http = context.GetHttpContext();
-        var address = http.Connection.RemoteIpAddress?.ToString() ?? "unknown";
         var result = authenticator.Authenticate(http);
         if (result.Caller is not { } caller)
         {
-            LogRefused(context.Method, address, result.Refusal.StatusCode, result.Refusal.Detail);
+            LogRefused(context.Method, Address(http), result.Refusal.StatusCode, result.Refusal.Detail);
             throw new RpcException(result.Refusal);
         }
 
@@ -125,12 +124,15 @@ public sealed partial class HyderInterceptor(ClientAuthenticator? authenticator,
         if (caller.Role < required)
         {
             var detail = $"{caller.Name} ({ClientRoles.Name(caller.Role)}) may not call {context.Method}: it needs the {ClientRoles.Name(required)} role.";
-            LogRefused(context.Method, address, StatusCode.PermissionDenied, detail);
+            LogRefused(context.Method, Address(http), StatusCode.PermissionDenied, detail);
             throw new RpcException(new Status(StatusCode.PermissionDenied, detail));
         }
 
         context.UserState[CallerKey] = caller;
     }
+
+    /// <summary>The caller's address, for the log line of a refusal.</summary>
+    private static string Address(Microsoft.AspNetCore.Http.HttpContext http) => http.Connection.RemoteIpAddress?.ToString() ?? "unknown";
 
     /// <summary>The status to end the call with, or null to let Grpc.AspNetCore handle the exception (a status of ours, or the call's own cancellation).</summary>
     private RpcException? Map(ServerCallContext context, Exception e)

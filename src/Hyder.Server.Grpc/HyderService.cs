@@ -60,9 +60,11 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         var response = new V1.ExecuteResponse { Outcome = Messages.ToMessage(outcome) };
         if (outcome.Status == TransactionStatus.Committed)
         {
-            foreach (var result in outcome.Results)
+            var results = outcome.Results;
+            response.Results.Capacity = results.Count;
+            for (var i = 0; i < results.Count; i++)
             {
-                response.Results.Add(Messages.ToMessage(result));
+                response.Results.Add(Messages.ToMessage(results[i]));
             }
         }
 
@@ -91,7 +93,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         var operations = new Operation[request.Keys.Count];
         for (var i = 0; i < operations.Length; i++)
         {
-            operations[i] = Operation.Get(Messages.Key(request.Keys[i], _limits, $"keys[{i}]"));
+            operations[i] = Operation.Get(Messages.Key(request.Keys[i], _limits, new Messages.Field("keys", i)));
         }
 
         await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
@@ -104,6 +106,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         }
 
         var response = new V1.ReadResponse { SnapshotSequence = outcome.SnapshotSequence };
+        response.Results.Capacity = outcome.Results.Count;
         foreach (var result in outcome.Results)
         {
             response.Results.Add(Messages.ToMessage(result));

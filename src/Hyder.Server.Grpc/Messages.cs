@@ -37,52 +37,52 @@ internal static class Messages
         var result = new Operation[operations.Count];
         for (var i = 0; i < result.Length; i++)
         {
-            result[i] = ToEngine(operations[i], limits, $"operations[{i}]");
+            result[i] = ToEngine(operations[i], limits, new Field("operations", i));
         }
 
         return result;
     }
 
-    public static Operation ToEngine(V1.Operation operation, EngineLimits limits, string name)
+    public static Operation ToEngine(V1.Operation operation, EngineLimits limits, Field name)
     {
         switch (operation.Kind)
         {
             case V1.OperationKind.Get:
-                return Operation.Get(Key(operation.Key, limits, $"{name}.key"));
+                return Operation.Get(Key(operation.Key, limits, name.Member("key")));
             case V1.OperationKind.Delete:
-                return Operation.Delete(Key(operation.Key, limits, $"{name}.key"));
+                return Operation.Delete(Key(operation.Key, limits, name.Member("key")));
             case V1.OperationKind.Put:
-                return Operation.Put(Key(operation.Key, limits, $"{name}.key"), Payload(operation.Value, limits, $"{name}.value"));
+                return Operation.Put(Key(operation.Key, limits, name.Member("key")), Payload(operation.Value, limits, name.Member("value")));
             case V1.OperationKind.Add:
                 if (operation.HasMin && operation.HasMax && operation.Min > operation.Max)
                 {
                     throw Invalid($"{name}: an ADD's bounds [{operation.Min}, {operation.Max}] are empty (min > max)");
                 }
 
-                return Operation.Add(Key(operation.Key, limits, $"{name}.key"), operation.Delta, operation.HasMin ? operation.Min : null, operation.HasMax ? operation.Max : null);
+                return Operation.Add(Key(operation.Key, limits, name.Member("key")), operation.Delta, operation.HasMin ? operation.Min : null, operation.HasMax ? operation.Max : null);
             case V1.OperationKind.Max:
-                return Operation.MaxOf(Key(operation.Key, limits, $"{name}.key"), operation.Delta);
+                return Operation.MaxOf(Key(operation.Key, limits, name.Member("key")), operation.Delta);
             case V1.OperationKind.Min:
-                return Operation.MinOf(Key(operation.Key, limits, $"{name}.key"), operation.Delta);
+                return Operation.MinOf(Key(operation.Key, limits, name.Member("key")), operation.Delta);
             case V1.OperationKind.Oput:
-                return Operation.OPut(Key(operation.Key, limits, $"{name}.key"), operation.Order, Payload(operation.Value, limits, $"{name}.value"));
+                return Operation.OPut(Key(operation.Key, limits, name.Member("key")), operation.Order, Payload(operation.Value, limits, name.Member("value")));
             case V1.OperationKind.TopKInsert:
                 if (operation.K < 1 || operation.K > limits.MaxTopK)
                 {
-                    throw Invalid($"{name}.k is {operation.K}; a TOP_K_INSERT's k must be 1 to {limits.MaxTopK}");
+                    throw Invalid($"{name.Member("k")} is {operation.K}; a TOP_K_INSERT's k must be 1 to {limits.MaxTopK}");
                 }
 
-                return Operation.TopKInsert(Key(operation.Key, limits, $"{name}.key"), operation.K, operation.Order, Payload(operation.Value, limits, $"{name}.value"));
+                return Operation.TopKInsert(Key(operation.Key, limits, name.Member("key")), operation.K, operation.Order, Payload(operation.Value, limits, name.Member("value")));
             case V1.OperationKind.Scan:
-                var low = Bound(operation.Key, limits, $"{name}.key") ?? [];
-                var high = Bound(operation.End, limits, $"{name}.end");
-                return Operation.Scan(low, high, Limit(operation.Limit, limits.MaxScanRows, $"{name}.limit"));
+                var low = Bound(operation.Key, limits, name.Member("key")) ?? [];
+                var high = Bound(operation.End, limits, name.Member("end"));
+                return Operation.Scan(low, high, Limit(operation.Limit, limits.MaxScanRows, name.Member("limit")));
             default:
-                throw Invalid($"{name}.kind: unknown operation kind {(int)operation.Kind}");
+                throw Invalid($"{name.Member("kind")}: unknown operation kind {(int)operation.Kind}");
         }
     }
 
-    public static byte[] Key(ByteString key, EngineLimits limits, string name)
+    public static byte[] Key(ByteString key, EngineLimits limits, Field name)
     {
         if (key.IsEmpty)
         {
@@ -97,13 +97,13 @@ internal static class Messages
         return Bytes(key);
     }
 
-    public static byte[] Payload(ByteString value, EngineLimits limits, string name) =>
+    public static byte[] Payload(ByteString value, EngineLimits limits, Field name) =>
         value.Length > limits.MaxValueBytes
             ? throw Invalid($"{name} is {value.Length} bytes, over the limit of {limits.MaxValueBytes}")
             : Bytes(value);
 
     /// <summary>A scan bound: null when empty (unbounded).</summary>
-    public static byte[]? Bound(ByteString bound, EngineLimits limits, string name)
+    public static byte[]? Bound(ByteString bound, EngineLimits limits, Field name)
     {
         if (bound.Length > limits.MaxKeyBytes)
         {
@@ -123,7 +123,7 @@ internal static class Messages
             ? segment.Array
             : bytes.ToByteArray();
 
-    public static int Limit(int limit, int max, string name) =>
+    public static int Limit(int limit, int max, Field name) =>
         limit < 0 ? throw Invalid($"{name} is negative ({limit})")
         : limit > max ? throw Invalid($"{name} {limit} is over the limit of {max}")
         : limit;
@@ -174,4 +174,28 @@ internal static class Messages
     private static ByteString Wrap(byte[] bytes) => UnsafeByteOperations.UnsafeWrap(bytes);
 
     public static EngineException Invalid(string reason) => new(EngineErrorCode.InvalidArgument, reason);
+
+    /// <summary>
+    /// A request field as refusals name it (<c>operations[3].key</c>, <c>operation.value</c>, <c>low</c>):
+    /// kept as its parts and formatted only when a request is refused, so a request that passes its
+    /// checks builds no strings.
+    /// </summary>
+    /// <param name="Name">The field (or the list the field is an element of).</param>
+    /// <param name="Index">The element of the list; -1 for a field that is no list element.</param>
+    /// <param name="Child">The member of the field or element; null for the field itself.</param>
+    internal readonly record struct Field(string Name, int Index = -1, string? Child = null)
+    {
+        public static implicit operator Field(string name) => new(name);
+
+        /// <summary>A member of this field: <c>operations[3]</c> and <c>key</c> make <c>operations[3].key</c>.</summary>
+        public Field Member(string child) => this with { Child = child };
+
+        public override string ToString() => (Index, Child) switch
+        {
+            ( < 0, null) => Name,
+            ( < 0, _) => $"{Name}.{Child}",
+            (_, null) => $"{Name}[{Index}]",
+            _ => $"{Name}[{Index}].{Child}",
+        };
+    }
 }

@@ -207,6 +207,9 @@ internal static class ServeCommand
         return await RunHostAsync(settings, configuration, logOptions, cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>The log category of ASP.NET Core's per-request hosting diagnostics.</summary>
+    private const string HostingDiagnosticsCategory = "Microsoft.AspNetCore.Hosting.Diagnostics";
+
     private static async Task<int> RunHostAsync(HostSettings settings, IConfiguration configuration, HostLogOptions logOptions, CancellationToken cancellationToken)
     {
         var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true, Args = [] });
@@ -216,6 +219,12 @@ internal static class ServeCommand
         // The host's and Kestrel's own lifecycle chatter stays out; the server logs its own ready line.
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
+        // ASP.NET Core's hosting diagnostics start an Activity and a logging scope for every call
+        // whenever their logger is on at any level, to log "Request starting/finished" lines at
+        // Information: on the unary Execute path that is work and allocation per call for lines a
+        // database server does not write. Off unless the configuration names the category
+        // (Logging:LogLevel:Microsoft.AspNetCore.Hosting.Diagnostics; docs/server.md, "Logging").
+        builder.Logging.AddFilter(HostingDiagnosticsCategory, LogLevel.None);
         builder.Logging.AddConfiguration(configuration.GetSection("Logging"));
         try
         {

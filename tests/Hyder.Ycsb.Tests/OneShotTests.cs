@@ -183,6 +183,25 @@ public class OneShotTests
         Assert.Equal(8 * result.Totals.Committed, result.Totals.NotFound);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task AOneShotValueIsACopyOfItsOwnUnlessTheSessionOnlyReadsItDuringTheCall(bool readsOnlyDuringTheCall)
+    {
+        var session = new RecordingSession(readsOnlyDuringTheCall);
+        var value = new byte[] { 1, 2, 3 };
+        var space = new KeySpace(0, "usertable", ValueKind.Bytes, 1);
+
+        await session.RunOneShotAsync(IsolationLevel.Serializable, [new OneShotOperation(space, new byte[] { 7 }, value), new OneShotOperation(space, new byte[] { 8 }, null)], default);
+
+        // The engine keeps a put's value in its tree: it must not be the driver's buffer, which the
+        // next transaction overwrites; a remote call has serialized it before it completes.
+        var sent = session.Sent!;
+        Assert.Equal(value, sent[0].Value);
+        Assert.Equal(readsOnlyDuringTheCall, ReferenceEquals(value, sent[0].Value));
+        Assert.Null(sent[1].Value);
+    }
+
     private static DriverSettings Settings() => new()
     {
         Threads = 2,
@@ -327,5 +346,35 @@ public class OneShotTests
 
             public ValueTask DisposeAsync() => inner.DisposeAsync();
         }
+    }
+
+    /// <summary>A Hyder session that records what a one-shot transaction hands to <c>ExecuteOneShotAsync</c>.</summary>
+    private sealed class RecordingSession(bool readsOnlyDuringTheCall) : HyderSession
+    {
+        public (byte[] Key, byte[]? Value)[]? Sent { get; private set; }
+
+        protected override bool ReadsValuesOnlyDuringTheCall => readsOnlyDuringTheCall;
+
+        public override ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken) => throw new NotSupportedException();
+
+        public override ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken) => throw new NotSupportedException();
+
+        public override ValueTask RollbackAsync(CancellationToken cancellationToken) => ValueTask.CompletedTask;
+
+        public override ValueTask DisposeAsync() => ValueTask.CompletedTask;
+
+        protected override ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
+        {
+            Sent = operations;
+            return ValueTask.FromResult(new OneShotOutcome(CommitOutcome.Success, 0));
+        }
+
+        protected override ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken) => throw new NotSupportedException();
+
+        protected override ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken) => throw new NotSupportedException();
+
+        protected override ValueTask<bool> DeleteKeyAsync(byte[] key, CancellationToken cancellationToken) => throw new NotSupportedException();
+
+        protected override ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken) => throw new NotSupportedException();
     }
 }

@@ -38,76 +38,75 @@ internal static class RequestChecks
 
     public static void Operation(in Operation op, EngineLimits limits, int index = -1)
     {
-        var where = index >= 0 ? $"operation {index}: " : "";
         switch (op.Kind)
         {
             case OperationKind.Get:
             case OperationKind.Delete:
             case OperationKind.Max:
             case OperationKind.Min:
-                Key(op.Key, limits, allowEmpty: false, where);
+                Key(op.Key, limits, allowEmpty: false, index);
                 break;
             case OperationKind.Add:
-                Key(op.Key, limits, allowEmpty: false, where);
+                Key(op.Key, limits, allowEmpty: false, index);
                 if (op.Min is { } min && op.Max is { } max && min > max)
                 {
-                    throw Invalid($"{where}an Add's bounds [{min}, {max}] are empty (min > max)");
+                    throw Invalid($"{Where(index)}an Add's bounds [{min}, {max}] are empty (min > max)");
                 }
 
                 if (!Feasible(op.Delta, op.Min, op.Max))
                 {
-                    throw Invalid($"{where}an Add of {op.Delta} can never land in [{op.Min?.ToString() ?? "-2^63"}, {op.Max?.ToString() ?? "2^63-1"}] from a 64-bit value");
+                    throw Invalid($"{Where(index)}an Add of {op.Delta} can never land in [{op.Min?.ToString() ?? "-2^63"}, {op.Max?.ToString() ?? "2^63-1"}] from a 64-bit value");
                 }
 
                 break;
             case OperationKind.Put:
             case OperationKind.OPut:
             case OperationKind.TopKInsert:
-                Key(op.Key, limits, allowEmpty: false, where);
+                Key(op.Key, limits, allowEmpty: false, index);
                 if (op.Value is null)
                 {
-                    throw Invalid($"{where}{Name(op.Kind)} needs a value");
+                    throw Invalid($"{Where(index)}{Name(op.Kind)} needs a value");
                 }
 
                 if (op.Value.Length > limits.MaxValueBytes)
                 {
-                    throw Invalid($"{where}a value of {op.Value.Length} bytes; the limit is {limits.MaxValueBytes}");
+                    throw Invalid($"{Where(index)}a value of {op.Value.Length} bytes; the limit is {limits.MaxValueBytes}");
                 }
 
                 if (op.Kind == OperationKind.TopKInsert && (op.K < 1 || op.K > limits.MaxTopK))
                 {
-                    throw Invalid($"{where}a TopKInsert's k is {op.K}; it must be 1 to {limits.MaxTopK}");
+                    throw Invalid($"{Where(index)}a TopKInsert's k is {op.K}; it must be 1 to {limits.MaxTopK}");
                 }
 
                 break;
             case OperationKind.Scan:
-                Key(op.Key, limits, allowEmpty: true, where);
+                Key(op.Key, limits, allowEmpty: true, index);
                 if (op.End is not null)
                 {
-                    Key(op.End, limits, allowEmpty: true, where);
+                    Key(op.End, limits, allowEmpty: true, index);
                 }
 
                 if (op.Limit < 0 || op.Limit > limits.MaxScanRows)
                 {
-                    throw Invalid($"{where}a scan limit of {op.Limit}; it must be 0 (the maximum) to {limits.MaxScanRows}");
+                    throw Invalid($"{Where(index)}a scan limit of {op.Limit}; it must be 0 (the maximum) to {limits.MaxScanRows}");
                 }
 
                 break;
             default:
-                throw Invalid($"{where}unknown operation kind {(int)op.Kind}");
+                throw Invalid($"{Where(index)}unknown operation kind {(int)op.Kind}");
         }
     }
 
-    public static void Key(byte[]? key, EngineLimits limits, bool allowEmpty, string where = "")
+    public static void Key(byte[]? key, EngineLimits limits, bool allowEmpty, int index = -1)
     {
         if (key is null || (!allowEmpty && key.Length == 0))
         {
-            throw Invalid($"{where}a key must not be empty");
+            throw Invalid($"{Where(index)}a key must not be empty");
         }
 
         if (key.Length > limits.MaxKeyBytes)
         {
-            throw Invalid($"{where}a key of {key.Length} bytes; the limit is {limits.MaxKeyBytes}");
+            throw Invalid($"{Where(index)}a key of {key.Length} bytes; the limit is {limits.MaxKeyBytes}");
         }
     }
 
@@ -163,6 +162,9 @@ internal static class RequestChecks
         OperationKind.OPut => "an OPut",
         _ => $"a {kind}",
     };
+
+    /// <summary>The operation a refusal names: formatted only when a request is refused, never per operation that passes.</summary>
+    private static string Where(int index) => index >= 0 ? $"operation {index}: " : "";
 
     private static EngineException Invalid(string reason) => new(EngineErrorCode.InvalidArgument, reason);
 }

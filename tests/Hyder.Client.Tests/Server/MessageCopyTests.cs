@@ -72,6 +72,62 @@ public sealed class MessageCopyTests
         Assert.Equal("value"u8.ToArray(), part);
     }
 
+    [Fact]
+    public void TheClientsOneShotRequestRefersToTheCallersArraysAndTheStreamsOperationsAreCopies()
+    {
+        var key = "key"u8.ToArray();
+        var value = new byte[1024];
+        var put = HyderOperation.Put(key, value);
+
+        var borrowed = Client.Wire.ToMessage(put, borrow: true);
+        var copied = Client.Wire.ToMessage(put);
+
+        // ExecuteAsync tells its caller the arrays must not change until the call completes.
+        Assert.Same(key, ArrayOf(borrowed.Key));
+        Assert.Same(value, ArrayOf(borrowed.Value));
+        Assert.True(borrowed.End.IsEmpty);
+        Assert.NotSame(key, ArrayOf(copied.Key));
+        Assert.NotSame(value, ArrayOf(copied.Value));
+        Assert.Equal(borrowed.ToByteArray(), copied.ToByteArray());
+    }
+
+    [Fact]
+    public void MappingAValidRequestBuildsNoFieldNames()
+    {
+        var request = new V1.ExecuteRequest();
+        for (var i = 0; i < 10; i++)
+        {
+            request.Operations.Add(i < 8
+                ? new V1.Operation { Kind = V1.OperationKind.Get, Key = ByteString.CopyFromUtf8($"key{i}") }
+                : new V1.Operation { Kind = V1.OperationKind.Put, Key = ByteString.CopyFromUtf8($"key{i}"), Value = ByteString.CopyFrom(new byte[64]) });
+        }
+
+        var limits = new EngineLimits();
+        Messages.ToEngine(request.Operations, limits); // warm up
+        var before = GC.GetAllocatedBytesForCurrentThread();
+        var operations = Messages.ToEngine(request.Operations, limits);
+        var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        var arrayOnly = GC.GetAllocatedBytesForCurrentThread();
+        var array = new Operation[operations.Count];
+        arrayOnly = GC.GetAllocatedBytesForCurrentThread() - arrayOnly;
+
+        // The engine's operation array and nothing else: a name such as "operations[3].key" is
+        // formatted only for a refusal.
+        Assert.Equal(10, array.Length);
+        Assert.True(allocated <= arrayOnly, $"{allocated} B allocated mapping 10 valid operations; their array alone is {arrayOnly} B");
+    }
+
+    [Theory]
+    [InlineData("low", -1, null, "low")]
+    [InlineData("operation", -1, "value", "operation.value")]
+    [InlineData("keys", 1, null, "keys[1]")]
+    [InlineData("operations", 3, "key", "operations[3].key")]
+    public void AFieldIsNamedAsTheRefusalsAlwaysNamedIt(string name, int index, string? child, string expected)
+    {
+        var field = new Messages.Field(name, index);
+        Assert.Equal(expected, (child is null ? field : field.Member(child)).ToString());
+    }
+
     private static byte[] ArrayOf(ByteString bytes) =>
         MemoryMarshal.TryGetArray(bytes.Memory, out var segment) ? segment.Array! : throw new InvalidOperationException("not backed by an array");
 }

@@ -121,6 +121,9 @@ internal sealed class HyderRemoteTarget : ITarget
         private readonly List<Task> _writes = [];
         private HyderTransaction? _tx;
 
+        // The one-shot request's operations, reused: ExecuteAsync reads them before it returns.
+        private HyderOperation[] _request = [];
+
         public override async ValueTask BeginAsync(IsolationLevel isolation, bool readOnly, CancellationToken cancellationToken)
         {
             await RollbackAsync(cancellationToken).ConfigureAwait(false);
@@ -169,10 +172,18 @@ internal sealed class HyderRemoteTarget : ITarget
         public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken) =>
             await Guard(Open.AddAsync(HyderKeys.Encode(space, key.Span), delta, min, max, cancellationToken)).ConfigureAwait(false);
 
+        /// <summary>The call serializes the values; they need not be copies of their own.</summary>
+        protected override bool ReadsValuesOnlyDuringTheCall => true;
+
         /// <summary>One unary Execute call: the whole transaction in one round trip.</summary>
         protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
         {
-            var request = new HyderOperation[operations.Length];
+            if (_request.Length != operations.Length)
+            {
+                _request = new HyderOperation[operations.Length];
+            }
+
+            var request = _request;
             for (var i = 0; i < request.Length; i++)
             {
                 var (key, value) = operations[i];

@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.InteropServices;
 using Hyder.Ycsb.Workloads;
 
 namespace Hyder.Ycsb.Targets.Hyder;
@@ -25,13 +26,19 @@ internal abstract class HyderSession : ITargetSession
     public bool CanRunOneShot => true;
 
     public ValueTask<OneShotOutcome> RunOneShotAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
-        ExecuteOneShotAsync(isolation, Encode(operations), cancellationToken);
+        ExecuteOneShotAsync(isolation, Encode(operations, borrowValues: ReadsValuesOnlyDuringTheCall), cancellationToken);
 
     /// <summary>Whether the session pipelines interactive transactions (the remote target's: each operation is a round trip).</summary>
     public virtual bool CanPipeline => false;
 
     public ValueTask<OneShotOutcome> RunPipelinedAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
-        ExecutePipelinedAsync(isolation, Encode(operations), cancellationToken);
+        ExecutePipelinedAsync(isolation, Encode(operations, borrowValues: false), cancellationToken);
+
+    /// <summary>The driver's value buffer itself when the call only reads it while it runs, else a copy of its own.</summary>
+    private static byte[] Value(ReadOnlyMemory<byte> value, bool borrow) =>
+        borrow && MemoryMarshal.TryGetArray(value, out var segment) && segment.Offset == 0 && segment.Count == segment.Array!.Length
+            ? segment.Array
+            : value.ToArray();
 
     public async ValueTask<bool> GetAsync(KeySpace space, ReadOnlyMemory<byte> key, CancellationToken cancellationToken) =>
         await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is not null;
@@ -85,7 +92,14 @@ internal abstract class HyderSession : ITargetSession
         await PutValueAsync(k, next, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep.</summary>
+    /// <summary>
+    /// Whether <see cref="ExecuteOneShotAsync"/> only reads the values while it runs (a remote call
+    /// serializes them), so the driver's own buffers go as they are; otherwise (the engine keeps
+    /// them in its tree) each value is a copy of its own.
+    /// </summary>
+    protected virtual bool ReadsValuesOnlyDuringTheCall => false;
+
+    /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep unless <see cref="ReadsValuesOnlyDuringTheCall"/>.</summary>
     protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
 
     /// <summary>A pipelined interactive transaction of gets (no value) and puts; the session's to keep.</summary>
@@ -104,13 +118,13 @@ internal abstract class HyderSession : ITargetSession
     /// <summary>Scans [low, high) in the open transaction; returns the rows seen.</summary>
     protected abstract ValueTask<int> ScanRangeAsync(byte[] low, byte[] high, int limit, CancellationToken cancellationToken);
 
-    private static (byte[] Key, byte[]? Value)[] Encode(IReadOnlyList<OneShotOperation> operations)
+    private static (byte[] Key, byte[]? Value)[] Encode(IReadOnlyList<OneShotOperation> operations, bool borrowValues)
     {
         var encoded = new (byte[] Key, byte[]? Value)[operations.Count];
         for (var i = 0; i < encoded.Length; i++)
         {
             var operation = operations[i];
-            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value?.ToArray());
+            encoded[i] = (HyderKeys.Encode(operation.Space, operation.Key.Span), operation.Value is { } value ? Value(value, borrowValues) : null);
         }
 
         return encoded;
