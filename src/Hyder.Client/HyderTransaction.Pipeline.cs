@@ -31,6 +31,12 @@ public sealed partial class HyderTransaction
     private bool _failureReported;
     private Task? _reader;
 
+    /// <summary>The writer last started (<see cref="WriteRequestsAsync"/>; it never faults).</summary>
+    private Task? _writer;
+
+    /// <summary>True once the writer ended the request stream after a commit or an abort.</summary>
+    private bool _requestsEnded;
+
     /// <summary>Queues a request, starts the writer if none runs, and returns the wait for its answer.</summary>
     private ValueTask<V1.TransactResponse> SendAsync(V1.TransactRequest request, V1.TransactResponse.ResponseOneofCase expected, CancellationToken cancellationToken, bool ends = false)
     {
@@ -75,7 +81,7 @@ public sealed partial class HyderTransaction
         var wait = new ValueTask<V1.TransactResponse>(pending, pending.Version);
         if (write)
         {
-            _ = WriteRequestsAsync();
+            Volatile.Write(ref _writer, WriteRequestsAsync());
         }
 
         return wait;
@@ -102,6 +108,13 @@ public sealed partial class HyderTransaction
             try
             {
                 await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
+                if (request.RequestCase is V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort)
+                {
+                    // Nothing follows a commit or an abort: the request stream ends with it, so the
+                    // server, which waits for that end after the outcome, ends the call at once.
+                    await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+                    Volatile.Write(ref _requestsEnded, true);
+                }
             }
             catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or IOException)
             {

@@ -305,15 +305,17 @@ public sealed partial class HyderTransaction : IAsyncDisposable
     {
         try
         {
-            bool writing;
-            lock (_gate)
+            // The writer ends the request stream right after the commit or abort; the outcome can
+            // arrive before it has, so this waits for it, and ends the stream itself if the writer
+            // did not get that far. A call disposed while its request stream is still open is
+            // reset (RST_STREAM), and a server that sees many resets refuses new streams on the
+            // connection (ENHANCE_YOUR_CALM, Kestrel's rapid-reset limit).
+            if (Volatile.Read(ref _writer) is { } writer)
             {
-                writing = _writing;
+                await writer.ConfigureAwait(false);
             }
 
-            // A write still in progress (the commit's, finished by another operation's writer)
-            // forbids the half-close; the server has ended the call after its outcome anyway.
-            if (!writing)
+            if (!Volatile.Read(ref _requestsEnded))
             {
                 await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
             }

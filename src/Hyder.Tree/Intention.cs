@@ -222,8 +222,8 @@ public sealed class Intention
     /// numbered as <see cref="Seal"/> will) for the seal: the seal then walks that array instead of
     /// the tree. The recursive walk reads every outside child too, to see that it is outside; those
     /// are nodes of the snapshot's tree, cold in this core's cache, about as many as the inside
-    /// nodes, and for a local intention the seal runs on the submit thread, away from the executor
-    /// that built them.
+    /// nodes, and for a local intention the seal runs on the server's log reader or submitter,
+    /// away from the executor that built them.
     /// </summary>
     internal void KeepSealOrder(List<Node> nodes)
     {

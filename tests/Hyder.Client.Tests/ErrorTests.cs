@@ -91,6 +91,32 @@ public sealed class ErrorTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task AfterTheOutcomeTheCallEndsOnlyOnceTheClientHasEndedItsRequestStream()
+    {
+        // The server waits for the client's end of stream instead of returning with the request
+        // stream open, which Kestrel answers with a reset (many of them: ENHANCE_YOUR_CALM).
+        using var channel = Grpc.Net.Client.GrpcChannel.ForAddress(_server.Server.Address);
+        using var call = new V1.Hyder.HyderClient(channel).Transact();
+        await call.RequestStream.WriteAsync(new V1.TransactRequest { Begin = new V1.BeginRequest() });
+        Assert.True(await call.ResponseStream.MoveNext());
+        var put = new V1.Operation { Kind = V1.OperationKind.Put, Key = ByteString.CopyFromUtf8("k"), Value = ByteString.CopyFromUtf8("v") };
+        await call.RequestStream.WriteAsync(new V1.TransactRequest { Operation = put });
+        Assert.True(await call.ResponseStream.MoveNext());
+        await call.RequestStream.WriteAsync(new V1.TransactRequest { Commit = new V1.CommitRequest() });
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(V1.TransactionStatus.Committed, call.ResponseStream.Current.Outcome.Status);
+
+        // Not for ordering: a window in which the call must stay open while the request stream is.
+        var end = call.ResponseStream.MoveNext();
+        await Task.Delay(TimeSpan.FromMilliseconds(300));
+        Assert.False(end.IsCompleted, "the server ended the call before the client ended its request stream");
+
+        await call.RequestStream.CompleteAsync();
+        Assert.False(await end.WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(StatusCode.OK, call.GetStatus().StatusCode);
+    }
+
+    [Fact]
     public async Task RefusedOperationEndsTheInteractiveTransactionAndAbortsIt()
     {
         await using var tx = await Client.BeginAsync();
