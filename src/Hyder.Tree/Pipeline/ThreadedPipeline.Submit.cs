@@ -95,10 +95,20 @@ public sealed partial class ThreadedPipeline
     /// </summary>
     public bool HasRoomFor(long v)
     {
-        var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
-        var slot = (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length);
-        return v == _lastSubmitted + 1 && v - Volatile.Read(ref _lastMelded) <= _results.Length && Volatile.Read(ref _inputOrdinals[lane][slot]) < 0;
+        var (lane, slot) = InputSlot(v);
+        return v == _lastSubmitted + 1 && Admits(v, lane, slot);
     }
+
+    /// <summary>The input lane and slot ordinal <paramref name="v"/> goes to.</summary>
+    private (int Lane, int Slot) InputSlot(long v)
+    {
+        var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
+        return (lane, (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length));
+    }
+
+    /// <summary>True when <paramref name="v"/> is within final meld's window and its input slot is free.</summary>
+    private bool Admits(long v, int lane, int slot) =>
+        v - Volatile.Read(ref _lastMelded) <= _results.Length && Volatile.Read(ref _inputOrdinals[lane][slot]) < 0;
 
     private void Put(long v, Intention? intention, in MeldOutcome decided)
     {
@@ -107,13 +117,12 @@ public sealed partial class ThreadedPipeline
             ThrowHelper.ThrowInvalidOperation($"intention #{v} submitted out of order: the next is #{_lastSubmitted + 1}");
         }
 
-        var lane = _premeld.Length == 0 ? 0 : _schedule.ThreadOf(v);
-        var slot = (int)(v / Math.Max(_premeld.Length, 1) % _inputs[lane].Length);
+        var (lane, slot) = InputSlot(v);
         var wait = default(StageWait);
         while (true)
         {
             var seen = _producer.Version;
-            if (v - Volatile.Read(ref _lastMelded) <= _results.Length && Volatile.Read(ref _inputOrdinals[lane][slot]) < 0)
+            if (Admits(v, lane, slot))
             {
                 break;
             }
