@@ -6,11 +6,16 @@ using Xunit;
 
 namespace Hyder.Ycsb.Tests;
 
+/// <summary>Runs alone, after the parallel tests: pgbench keeps both cores busy for its seconds.</summary>
+[CollectionDefinition(nameof(PgbenchScriptTests), DisableParallelization = true)]
+public sealed class PgbenchCollection;
+
 /// <summary>
 /// <c>benchmarks/pgbench-tx.sh</c>, the pgbench side of the PostgreSQL comparison in
 /// docs/benchmarks/server.md: its help and refusals, and a short real run against the PostgreSQL
 /// that <c>tools/test.sh</c> starts (the same one <see cref="PostgresTests"/> uses).
 /// </summary>
+[Collection(nameof(PgbenchScriptTests))]
 public sealed class PgbenchScriptTests
 {
     [Fact]
