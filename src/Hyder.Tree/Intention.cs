@@ -247,8 +247,10 @@ public sealed class Intention
     {
         if (_sealOrder is { } order)
         {
+            // Only the part in use holds nodes (the pool's array may be longer).
             _sealOrder = null;
-            ArrayPool<Node>.Shared.Return(order, clearArray: true);
+            Array.Clear(order, 0, _sealOrderCount);
+            ArrayPool<Node>.Shared.Return(order);
         }
     }
 
