@@ -218,6 +218,31 @@ public sealed class LogFollowerTests
         Assert.Equal([(1L, pendings[0]), (2L, pendings[1]), (3L, pendings[2])], rig.Host.Filed.ToArray());
     }
 
+    [Fact]
+    public async Task EveryJobGoesBackToThePoolOnceSubmittedAndARejectedOnesDecisionDoesNotCarryOver()
+    {
+        // One intention at a time, so that each job the reader rents is the one the previous
+        // ordinal gave back: the rejected second copy's job is the next intention's.
+        await using var log = await OpenLogAsync();
+        await using var rig = Rig.Start(log, new ClusterSettings());
+        var block = IntentionBlock(Key(1), [1]).ToArray();
+        byte[][] blocks = [block, IntentionBlock(Key(2), [2]).ToArray(), block, IntentionBlock(Key(3), [3]).ToArray(), IntentionBlock(Key(4), [4]).ToArray()];
+        var outcomes = new Dictionary<long, MeldOutcome>();
+        for (var i = 0; i < blocks.Length; i++)
+        {
+            await log.AppendAsync(blocks[i]);
+            outcomes = await rig.OutcomesAsync(i + 1);
+            await Until(() => rig.Follower.JobsReturned == i + 1);
+        }
+
+        Assert.True(outcomes[1].Committed);
+        Assert.True(outcomes[2].Committed);
+        Assert.Equal(AbortCause.Rejected, outcomes[3].Cause);
+        Assert.True(outcomes[4].Committed, outcomes[4].RejectReason);
+        Assert.True(outcomes[5].Committed, outcomes[5].RejectReason);
+        Assert.Equal(5, rig.Follower.JobsReturned);
+    }
+
     private static byte[] Key(int i) => Server.TestCluster.Key(i);
 
     /// <summary>An in-memory log with the settings record at position 0, as a server leaves it (no intention is at position 0).</summary>

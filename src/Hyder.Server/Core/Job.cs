@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Threading.Tasks.Sources;
 using Hyder.Tree;
 using Hyder.Tree.Meld;
+using Microsoft.Extensions.ObjectPool;
 
 namespace Hyder.Server.Core;
 
@@ -38,6 +39,57 @@ internal sealed class Job
     public static MeldOutcome Abort(AbortCause cause, string reason) => new() { Cause = cause, RejectReason = reason };
 
     public static MeldOutcome NoOp => new() { Committed = true };
+
+    /// <summary>Forgets everything (a job going back to its pool).</summary>
+    private void Reset()
+    {
+        Ordinal = 0;
+        Position = 0;
+        Final = default;
+        Parts = [];
+        SnapshotSequence = 0;
+        Local = null;
+        Intention = null;
+        IsDecided = false;
+        Decision = default;
+        IsBarrier = false;
+        Checkpoint = null;
+        Done = false;
+    }
+
+    /// <summary>
+    /// The jobs one follower reads intentions into: rented by the reader, returned once the job has
+    /// been submitted (by the reader or the submitter), so an ordinal allocates no job. A barrier's
+    /// job is never returned (the checkpoint writer keeps it); one lost to a failure is left to the GC.
+    /// </summary>
+    internal sealed class Pool(int retained)
+    {
+        private readonly DefaultObjectPool<Job> _jobs = new(new Policy(), retained);
+
+        /// <summary>Jobs returned (for tests).</summary>
+        private long _returned;
+
+        public long Returned => Interlocked.Read(ref _returned);
+
+        public Job Rent() => _jobs.Get();
+
+        public void Return(Job job)
+        {
+            Interlocked.Increment(ref _returned);
+            _jobs.Return(job);
+        }
+
+        private sealed class Policy : IPooledObjectPolicy<Job>
+        {
+            public Job Create() => new();
+
+            public bool Return(Job obj)
+            {
+                obj.Reset();
+                return true;
+            }
+        }
+    }
 }
 
 /// <summary>

@@ -44,7 +44,9 @@ internal sealed partial class LogFollower
     private async Task ReadIntentionAsync(long position, ReadOnlyMemory<byte> block, bool owned, CancellationToken ct)
     {
         var v = ++_ordinal;
-        var job = new Job { Ordinal = v, Position = position };
+        var job = _jobs.Rent();
+        job.Ordinal = v;
+        job.Position = position;
         IntentionHeader header;
         try
         {

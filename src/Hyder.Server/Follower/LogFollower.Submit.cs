@@ -208,5 +208,11 @@ internal sealed partial class LogFollower
         {
             _pipeline.SubmitDecided(v, job.Decision);
         }
+
+        if (!job.IsBarrier)
+        {
+            // Submitted: nothing refers to the job any more (the pipeline holds the intention).
+            _jobs.Return(job);
+        }
     }
 }

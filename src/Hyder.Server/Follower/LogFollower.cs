@@ -58,6 +58,9 @@ internal sealed partial class LogFollower
     private readonly StateWindow _window;
 
     private readonly HandOffQueue<Job> _submitQueue = new(4096);
+
+    /// <summary>The jobs intentions are read into, back once submitted.</summary>
+    private readonly Job.Pool _jobs = new(4096);
     private readonly PartStash _parts = new();
 
     /// <summary>The first copy of each recent intention, for the duplicate-copy rule.</summary>
@@ -153,6 +156,9 @@ internal sealed partial class LogFollower
 
     /// <summary>This server's own intentions the reader submitted itself, not through the submitter (<see cref="Dispatch"/>).</summary>
     public long SubmittedByReader => Interlocked.Read(ref _submittedByReader);
+
+    /// <summary>Jobs back in the pool after their ordinal was submitted.</summary>
+    public long JobsReturned => _jobs.Returned;
 
     /// <summary>The last ordinal the reader assigned.</summary>
     public long LastRead => Volatile.Read(ref _ordinal);
