@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.CompilerServices;
 using Hyder.Ycsb.Generators;
 using Hyder.Ycsb.Metrics;
 using Hyder.Ycsb.Targets;
@@ -45,7 +46,8 @@ internal sealed class TransactionExecutor
     }
 
     /// <summary>Runs <paramref name="plan"/> until it commits or the retries are used up; true when it committed.</summary>
-    public async Task<bool> RunAsync(TransactionPlan plan, CancellationToken cancellationToken)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<bool> RunAsync(TransactionPlan plan, CancellationToken cancellationToken)
     {
         var start = Clock.Now;
         var independent = (_oneShot || _pipeline) && IsOneShot(plan);
@@ -97,6 +99,7 @@ internal sealed class TransactionExecutor
     /// behind them): the whole transaction is timed as the commit, and no operation is timed on its
     /// own (none has a latency of its own).
     /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<CommitOutcome> RunOneShotAsync(TransactionPlan plan, bool pipelined, CancellationToken cancellationToken)
     {
         _oneShotOperations.Clear();
@@ -156,6 +159,7 @@ internal sealed class TransactionExecutor
     }
 
     /// <summary>Begin, the operations one call each, then commit.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<CommitOutcome> RunInteractiveAsync(TransactionPlan plan, CancellationToken cancellationToken)
     {
         try
@@ -178,6 +182,7 @@ internal sealed class TransactionExecutor
         }
     }
 
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask ExecuteAsync(Operation operation, CancellationToken cancellationToken)
     {
         var space = _spaces[operation.Space];

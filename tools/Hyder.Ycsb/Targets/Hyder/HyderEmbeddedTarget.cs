@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Hyder.Log.Embedded;
 using Hyder.Log.Storage;
 using Hyder.Log.Units;
@@ -193,6 +194,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
             return ValueTask.CompletedTask;
         }
 
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
         public override async ValueTask<CommitOutcome> CommitAsync(CancellationToken cancellationToken)
         {
             var tx = _tx ?? throw new InvalidOperationException("No transaction is open.");
@@ -251,12 +253,14 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
 
         // ExecuteAsync: an operation that meets a key split in the snapshot's phase waits for the
         // reconciled state without blocking a thread (docs/doppel.md, "Split phases").
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
         protected override async ValueTask<byte[]?> GetValueAsync(byte[] key, CancellationToken cancellationToken)
         {
             var result = await Open.ExecuteAsync(Operation.Get(key), cancellationToken).ConfigureAwait(false);
             return result.Found ? result.Value : null;
         }
 
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
         protected override async ValueTask PutValueAsync(byte[] key, byte[] value, CancellationToken cancellationToken) =>
             await Open.ExecuteAsync(Operation.Put(key, value), cancellationToken).ConfigureAwait(false);
 
