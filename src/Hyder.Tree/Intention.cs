@@ -203,7 +203,8 @@ public sealed class Intention
         {
             SealInOrder(order, _sealOrderCount, ordinal, position, ExecutorToken);
             index = _sealOrderCount;
-            DropSealOrder();
+
+            // The list stays: final meld recycles the nodes from it (TakeInsideNodes).
             Invariant.Assert(!HasUnsealedNode(Root, ExecutorToken, ordinal), $"the seal order of {this} missed an inside node");
         }
         else
@@ -219,8 +220,8 @@ public sealed class Intention
 
     /// <summary>
     /// Keeps the encoder's post-order list of the inside nodes (<paramref name="nodes"/>, which it
-    /// numbered as <see cref="Seal"/> will) for the seal: the seal then walks that array instead of
-    /// the tree. The recursive walk reads every outside child too, to see that it is outside; those
+    /// numbered as <see cref="Seal"/> will) for the seal and for final meld's recycling: both then
+    /// walk that array instead of the tree. The recursive walk reads every outside child too, to see that it is outside; those
     /// are nodes of the snapshot's tree, cold in this core's cache, about as many as the inside
     /// nodes, and for a local intention the seal runs on the server's log reader or submitter,
     /// away from the executor that built them.
@@ -240,8 +241,40 @@ public sealed class Intention
     }
 
     /// <summary>
-    /// Gives the seal order's array back to the pool (the seal does so itself): for an encoded
-    /// intention that is never sealed.
+    /// True when the encoder's post-order list of the inside nodes, which the seal walked and left
+    /// in place, is here to hand over (<see cref="TakeInsideNodes"/>): a local intention that
+    /// premeld and group meld did not replace. Final meld recycles from it without reading the
+    /// outside children (MeldOperator.Apply). The caller gives the array back with
+    /// <see cref="ReturnInsideNodes"/>.
+    /// </summary>
+    internal bool HasInsideNodes => _sealOrder is not null && IsSealed;
+
+    /// <summary>Hands over the list <see cref="HasInsideNodes"/> names, when there is one.</summary>
+    internal bool TakeInsideNodes(out Node[] nodes, out int count)
+    {
+        if (_sealOrder is { } order && IsSealed)
+        {
+            _sealOrder = null;
+            nodes = order;
+            count = _sealOrderCount;
+            return true;
+        }
+
+        nodes = [];
+        count = 0;
+        return false;
+    }
+
+    /// <summary>Gives back an array <see cref="TakeInsideNodes"/> handed out, cleared.</summary>
+    internal static void ReturnInsideNodes(Node[] nodes, int count)
+    {
+        Array.Clear(nodes, 0, count);
+        ArrayPool<Node>.Shared.Return(nodes);
+    }
+
+    /// <summary>
+    /// Gives the inside-node list's array back to the pool: for an intention consumed without it
+    /// (premeld, group meld), or encoded and never melded.
     /// </summary>
     internal void DropSealOrder()
     {

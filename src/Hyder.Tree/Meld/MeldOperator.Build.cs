@@ -45,7 +45,15 @@ public sealed partial class MeldOperator
                 ThrowHelper.ThrowInvariant($"read-only intention node {Keys.Format(n.Key)} has no source to publish");
             }
 
-            RecycleIntention(n, keepGrafted: false);
+            if (_recycleFromList)
+            {
+                RecordSwapped(n);
+            }
+            else
+            {
+                RecycleIntention(n, keepGrafted: false);
+            }
+
             return source;
         }
 

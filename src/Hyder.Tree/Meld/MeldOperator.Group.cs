@@ -113,6 +113,8 @@ public sealed partial class MeldOperator
 
             var secondRanges = _secondRanges.Count == 0 ? second.RootRanges : [.. second.RootRanges, .. _secondRanges];
             group = Intention.Grouped(first, second, root, MergeDeletes(first, second), firstRanges, secondRanges);
+            first.DropSealOrder();
+            second.DropSealOrder();
             RecycleIntention(first.Root, keepGrafted: true);
             RecycleIntention(second.Root, keepGrafted: true);
             _fresh.Clear();
@@ -133,6 +135,7 @@ public sealed partial class MeldOperator
     /// <summary>Returns an aborted part's nodes to the pool and releases its pins.</summary>
     private void Discard(Intention part)
     {
+        part.DropSealOrder();
         RecycleIntention(part.Root, keepGrafted: false);
         part.ReleasePins();
     }

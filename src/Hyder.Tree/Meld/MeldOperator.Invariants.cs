@@ -28,6 +28,76 @@ public sealed partial class MeldOperator
     }
 
     /// <summary>
+    /// Debug tier: what the tree walk would have handed back (<see cref="RecycleIntention(Node?, bool)"/>
+    /// from the intention's root, and publishing from each read-only subtree it swapped for its
+    /// source, <see cref="RecordSwapped"/>), and every node the new state (<paramref name="newRoot"/>;
+    /// null after an abort) reaches through its fresh nodes and the intention nodes it kept, for
+    /// <see cref="AssertRecycledAsExpected"/>.
+    /// </summary>
+    [Conditional("DEBUG")]
+    private void CollectListRecycles(Node? root, Node? newRoot, bool committed, ref (HashSet<Node> Walk, HashSet<Node> State)? expected)
+    {
+        var walk = new HashSet<Node>(ReferenceEqualityComparer.Instance);
+        var pending = new Stack<(Node? Node, bool Swapped)>();
+        pending.Push((root, false));
+        foreach (var swapped in _swapped)
+        {
+            pending.Push((swapped, true));
+        }
+
+        _swapped.Clear();
+        while (pending.TryPop(out var item))
+        {
+            var (n, swapped) = item;
+            if (n is null || !Inside(n) || (committed && !swapped && (n.Flags & NodeFlags.Grafted) != 0))
+            {
+                continue;
+            }
+
+            walk.Add(n);
+            pending.Push((n.Left, swapped));
+            pending.Push((n.Right, swapped));
+        }
+
+        var state = new HashSet<Node>(ReferenceEqualityComparer.Instance);
+        var reached = new Stack<Node?>();
+        reached.Push(newRoot);
+        while (reached.TryPop(out var n))
+        {
+            if (n is not null && (IsFresh(n) || Inside(n)))
+            {
+                state.Add(n);
+                reached.Push(n.Left);
+                reached.Push(n.Right);
+            }
+        }
+
+        expected = (walk, state);
+    }
+
+    /// <summary>Debug tier: a read-only subtree publishing swapped for its source and left to the list walk.</summary>
+    [Conditional("DEBUG")]
+    private void RecordSwapped(Node n) => _swapped.Add(n);
+
+    /// <summary>Debug tier: the list walk records what it hands back (<see cref="RecycleListed"/>).</summary>
+    [Conditional("DEBUG")]
+    private static void RecordRecycled(ref List<Node>? recycled) => recycled = [];
+
+    /// <summary>
+    /// Debug tier: the list walk handed back exactly what the tree walk would have, and nothing the
+    /// new state reaches (that would put a node of the state in the pool).
+    /// </summary>
+    [Conditional("DEBUG")]
+    private static void AssertRecycledAsExpected((HashSet<Node> Walk, HashSet<Node> State)? expected, List<Node>? recycled, Intention intention)
+    {
+        var (walk, state) = expected!.Value;
+        Invariant.Assert(!recycled!.Exists(state.Contains), $"recycling {intention} from its node list handed back a node of the new state");
+        Invariant.Assert(
+            walk.Count == recycled.Count && recycled.TrueForAll(walk.Contains),
+            $"recycling {intention} from its node list handed back {recycled.Count} nodes, the tree walk {walk.Count}");
+    }
+
+    /// <summary>
     /// Debug tier, O(nodes this meld made): meld's output is ordered, and as a state balanced.
     /// The walk descends only into this meld's fresh nodes: every other node of the output was
     /// checked when the meld that made it ran, or belongs to an intention the validator checked,

@@ -75,18 +75,19 @@ public sealed partial class MeldOperator
     /// </remarks>
     public MeldOutcome Apply(Intention intention, DatabaseState lcs, out Node? newRoot, out NodeList? displaced)
     {
+        _recycleFromList = intention.HasInsideNodes;
         Run(intention, lcs, apply: true, intentionMode: false, out newRoot);
         if (_outcome.Committed)
         {
             AssertOutput(newRoot, state: true);
-            RecycleIntention(intention.Root, keepGrafted: true);
+            RecycleIntention(intention, newRoot, committed: true);
             _fresh.Clear();
             displaced = _displaced;
             _displaced = _spareLists.Count > 0 ? _spareLists.Pop() : new NodeList(256);
         }
         else
         {
-            RecycleIntention(intention.Root, keepGrafted: false);
+            RecycleIntention(intention, newRoot, committed: false);
             _fresh.ReturnAllTo(_pool);
             _displaced.Clear();
             _sequence = _sequenceAtStart;
@@ -177,12 +178,14 @@ public sealed partial class MeldOperator
 
             input.AddPin();
             output = intention.Premelded(root, input, ranges, _deferred || intention.HasDeferredChecks);
+            intention.DropSealOrder();
             RecycleIntention(intention.Root, keepGrafted: true);
             _fresh.Clear();
         }
         else
         {
             output = null;
+            intention.DropSealOrder();
             RecycleIntention(intention.Root, keepGrafted: false);
             _fresh.ReturnAllTo(_pool);
             _sequence = _sequenceAtStart;
@@ -365,6 +368,104 @@ public sealed partial class MeldOperator
         _outcome.ConflictKey = key;
         return true;
     }
+
+    /// <summary>
+    /// Hands the melded intention's nodes that are not part of the new state back to the pool, as
+    /// <see cref="RecycleIntention(Node?, bool)"/> does, from the encoder's list of its inside nodes
+    /// when it has one (<see cref="Intention.TakeInsideNodes"/>; <see cref="_recycleFromList"/>):
+    /// the tree walk reads every outside child to see that it is outside, a node of the state's
+    /// tree and cold in this core's cache, about as many as there are inside nodes, on the one
+    /// serial thread.
+    /// </summary>
+    private void RecycleIntention(Intention intention, Node? newRoot, bool committed)
+    {
+        _recycleFromList = false;
+        if (!intention.TakeInsideNodes(out var nodes, out var count))
+        {
+            RecycleIntention(intention.Root, keepGrafted: committed);
+            return;
+        }
+
+        (HashSet<Node> Walk, HashSet<Node> State)? expected = null;
+        CollectListRecycles(intention.Root, committed ? newRoot : null, committed, ref expected);
+        var recycled = RecycleListed(nodes, count, committed);
+        AssertRecycledAsExpected(expected, recycled, intention);
+        Intention.ReturnInsideNodes(nodes, count);
+    }
+
+    /// <summary>
+    /// The list walk. The list is in post-order, so read backwards each node comes after its parent
+    /// and after the rest of its parent's other subtree: a stack of the ancestors (with their
+    /// children as they were before recycling cleared them) finds the parent without dereferencing
+    /// any child. After a commit, publishing reached every grafted node and every inside child of a
+    /// node it kept, and kept those not only read (<see cref="PublishChild"/>); a read-only one it
+    /// swapped for its source (the parent now points there), and left it, with its subtree, to this
+    /// walk. The topmost grafted nodes lose their mark, as in the tree walk.
+    /// </summary>
+    private List<Node>? RecycleListed(Node[] nodes, int count, bool committed)
+    {
+        List<Node>? recycled = null;
+        RecordRecycled(ref recycled);
+        var depth = 0;
+        for (var i = count - 1; i >= 0; i--)
+        {
+            var n = nodes[i];
+            Invariant.Assert((n.Flags & NodeFlags.Pooled) == 0, $"node {i} of {_intention}'s list is already in a pool");
+            var kept = false;
+            if (committed)
+            {
+                while (depth > 0 && !_ancestors[depth - 1].IsParentOf(n))
+                {
+                    depth--;
+                }
+
+                var parentKept = depth > 0 && _ancestors[depth - 1].Kept;
+                kept = (parentKept || (n.Flags & NodeFlags.Grafted) != 0) && (n.Flags & NodeFlags.SubtreeIsOnlyReadDependent) == 0;
+                if (kept && !parentKept)
+                {
+                    n.Flags &= ~NodeFlags.Grafted;
+                }
+
+                if (depth == _ancestors.Length)
+                {
+                    Array.Resize(ref _ancestors, depth * 2);
+                }
+
+                _ancestors[depth++] = new Ancestor(n.Left, n.Right, kept);
+            }
+
+            if (!kept)
+            {
+                recycled?.Add(n);
+                _pool.Return(n);
+            }
+        }
+
+        Array.Clear(_ancestors, 0, depth);
+        return recycled;
+    }
+
+    /// <summary>
+    /// A node on the list walk's ancestor stack: its children, and whether it stays in the state.
+    /// A child publishing swapped for its source is found through that source.
+    /// </summary>
+    private readonly record struct Ancestor(Node? Left, Node? Right, bool Kept)
+    {
+        public bool IsParentOf(Node n) =>
+            ReferenceEquals(Left, n) || ReferenceEquals(Right, n) ||
+            ((n.Flags & NodeFlags.SubtreeIsOnlyReadDependent) != 0 && n.Source is { } source && (ReferenceEquals(Left, source) || ReferenceEquals(Right, source)));
+    }
+
+    private Ancestor[] _ancestors = new Ancestor[64];
+
+    /// <summary>
+    /// True during a final meld whose intention will be recycled from its node list: publishing
+    /// then leaves a swapped read-only subtree to that walk instead of walking it itself.
+    /// </summary>
+    private bool _recycleFromList;
+
+    /// <summary>Debug tier: the read-only subtrees publishing left to the list walk (<see cref="RecordSwapped"/>).</summary>
+    private readonly List<Node> _swapped = [];
 
     /// <summary>
     /// Hands the intention's nodes that are not part of the new state back to the pool: the walk
