@@ -219,14 +219,14 @@ public sealed class Intention
     }
 
     /// <summary>
-    /// Keeps the encoder's post-order list of the inside nodes (<paramref name="nodes"/>, which it
-    /// numbered as <see cref="Seal"/> will) for the seal and for final meld's recycling: both then
-    /// walk that array instead of the tree. The recursive walk reads every outside child too, to see that it is outside; those
+    /// Keeps the post-order list of the inside nodes (<paramref name="nodes"/>: the encoder's, which
+    /// it numbered as <see cref="Seal"/> will, or the decoder's, in the order the blocks list them)
+    /// for the seal and for final meld's recycling: both then walk that array instead of the tree. The recursive walk reads every outside child too, to see that it is outside; those
     /// are nodes of the snapshot's tree, cold in this core's cache, about as many as the inside
     /// nodes, and for a local intention the seal runs on the server's log reader or submitter,
     /// away from the executor that built them.
     /// </summary>
-    internal void KeepSealOrder(List<Node> nodes)
+    internal void KeepSealOrder(ReadOnlySpan<Node> nodes)
     {
         if (IsSealed)
         {
@@ -234,9 +234,9 @@ public sealed class Intention
         }
 
         DropSealOrder();
-        var order = ArrayPool<Node>.Shared.Rent(Math.Max(nodes.Count, 1));
+        var order = ArrayPool<Node>.Shared.Rent(Math.Max(nodes.Length, 1));
         nodes.CopyTo(order);
-        _sealOrderCount = nodes.Count;
+        _sealOrderCount = nodes.Length;
         _sealOrder = order;
     }
 

@@ -1,4 +1,5 @@
 using Hyder.Tree.Memory;
+using Hyder.Tree.Serialization;
 using Xunit;
 using static Hyder.Tree.Tests.TestData;
 
@@ -69,6 +70,115 @@ public sealed class ReclamationTests
         var allocated = db.MeldPool.Allocated;
         UpdateRandomKeys(db, rng, 3000, 2000);
         Assert.Equal(allocated, db.MeldPool.Allocated);
+    }
+
+    /// <summary>
+    /// Twin databases run the same transactions, several on one snapshot so that meld grafts,
+    /// conflicts and swaps read-only copies back for their sources. In one each intention is
+    /// encoded before it is appended (and, <paramref name="decode"/>, decoded from its block as a
+    /// peer's would be), so it keeps its inside-node list and final meld recycles from that list;
+    /// in the other it is not, and final meld walks the tree. Both must hand back the same number of
+    /// nodes at every meld and reach the same states, none of them reaching a pooled node.
+    /// </summary>
+    [Theory]
+    [InlineData(IsolationLevel.Serializable, 11, false)]
+    [InlineData(IsolationLevel.RepeatableRead, 12, false)]
+    [InlineData(IsolationLevel.SnapshotIsolation, 13, false)]
+    [InlineData(IsolationLevel.ReadCommitted, 14, false)]
+    [InlineData(IsolationLevel.Serializable, 15, true)]
+    [InlineData(IsolationLevel.ReadCommitted, 16, true)]
+    public void FinalMeldRecyclesFromAnIntentionsNodeListWhatTheTreeWalkWould(IsolationLevel isolation, int seed, bool decode)
+    {
+        const int Keys = 300;
+        string[] loaded = [.. Enumerable.Range(0, Keys).Where(i => i % 3 != 0).Select(i => $"k{i:D5}")];
+        var listed = Load(loaded);
+        var walked = Load(loaded);
+        var rngListed = new Random(seed);
+        var rngWalked = new Random(seed);
+        var fromList = 0;
+        for (var round = 0; round < 300; round++)
+        {
+            var a = Round(listed, rngListed, isolation, Keys, encode: true, decode);
+            var b = Round(walked, rngWalked, isolation, Keys, encode: false, decode: false);
+            Assert.Equal(b.Count, a.Count);
+            for (var i = 0; i < a.Count; i++)
+            {
+                Assert.Equal(b[i].Committed, a[i].Committed);
+                Assert.Equal(b[i].Returned, a[i].Returned);
+                fromList += a[i].FromList ? 1 : 0;
+            }
+
+            Assert.Equal(TreeInspector.StateHash(walked.Current.Root), TreeInspector.StateHash(listed.Current.Root));
+        }
+
+        Assert.True(fromList > 300, $"only {fromList} intentions were recycled from their lists");
+        TreeInspector.ValidateState(listed.Current.Root);
+        Assert.Equal(Contents(walked.Current), Contents(listed.Current));
+    }
+
+    /// <summary>Up to four transactions begun on one state, then appended and melded in turn.</summary>
+    private static List<(bool Committed, long Returned, bool FromList)> Round(Database db, Random rng, IsolationLevel isolation, int keys, bool encode, bool decode)
+    {
+        byte[] Key() => K($"k{rng.Next(keys):D5}");
+        var transactions = new List<Transaction>();
+        for (var t = rng.Next(1, 5); t > 0; t--)
+        {
+            var tx = db.Begin(isolation);
+            for (var op = rng.Next(1, 8); op > 0; op--)
+            {
+                switch (rng.Next(10))
+                {
+                    case < 5:
+                        tx.TryGet(Key(), out _);
+                        break;
+                    case < 8:
+                        tx.Put(Key(), K($"v{rng.Next(1000)}"));
+                        break;
+                    case 8:
+                        tx.Delete(Key());
+                        break;
+                    default:
+                        var low = Key();
+                        tx.Scan(low, K($"k{rng.Next(keys):D5}"), 5, []);
+                        break;
+                }
+            }
+
+            transactions.Add(tx);
+        }
+
+        var results = new List<(bool, long, bool)>();
+        foreach (var tx in transactions)
+        {
+            var intention = tx.Complete();
+            if (intention is null)
+            {
+                continue;
+            }
+
+            if (encode)
+            {
+                var encoded = IntentionEncoder.Encode(intention, BlockFormat.MaxBlockSize);
+                if (decode)
+                {
+                    // A peer's copy: the same intention read back from its block, on the same snapshot.
+                    var block = encoded.Finish([]);
+                    var snapshot = intention.Snapshot;
+                    intention.ReleasePins();
+                    intention = IntentionDecoder.Decode(block.Span, [], snapshot, new NodePool(1024));
+                }
+
+                encoded.Release();
+            }
+
+            db.Append(intention);
+            var fromList = intention.HasInsideNodes;
+            var before = db.MeldPool.Returned;
+            var outcome = db.Meld(intention);
+            results.Add((outcome.Committed, db.MeldPool.Returned - before, fromList));
+        }
+
+        return results;
     }
 
     [Fact]

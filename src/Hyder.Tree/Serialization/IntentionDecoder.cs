@@ -64,11 +64,17 @@ public static partial class IntentionDecoder
         }
 
         snapshot.AddPin();
-        return new Intention(root, snapshot, image.Header.Isolation, image.Deletes, image.RootRanges, 0)
+        var intention = new Intention(root, snapshot, image.Header.Isolation, image.Deletes, image.RootRanges, 0)
         {
             ExecutorToken = token,
             HasOperations = image.Nodes.Any(static n => n.HasOperations),
         };
+
+        // The stream lists the nodes in post-order, every one reachable from the root (ParseStream
+        // builds the tree from a stack of finished subtrees and refuses a leftover): the seal and
+        // final meld's recycling walk this list, not the tree.
+        intention.KeepSealOrder(image.NodeSpan);
+        return intention;
     }
 
     /// <summary>Decodes the intention without a snapshot: inside nodes linked, outside references as versions.</summary>

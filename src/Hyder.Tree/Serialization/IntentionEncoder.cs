@@ -103,7 +103,7 @@ public static class IntentionEncoder
         fields.Byte((byte)intention.Isolation);
         fields.Varint((ulong)nodes.Count);
         var count = nodes.Count;
-        intention.KeepSealOrder(nodes);
+        intention.KeepSealOrder(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(nodes));
         nodes.Clear();
         return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written, blockSize, count, "an intention");
     }

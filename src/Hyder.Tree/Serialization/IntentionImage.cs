@@ -38,6 +38,9 @@ public sealed class IntentionImage
     /// <summary>The inside nodes in post-order (the root, when inside, is last).</summary>
     public IReadOnlyList<Node> Nodes => _nodes;
 
+    /// <summary>The nodes in stream order (post-order), as a span.</summary>
+    internal ReadOnlySpan<Node> NodeSpan => _nodes;
+
     /// <summary>The delete list.</summary>
     public DeleteEntry[] Deletes { get; }
 
