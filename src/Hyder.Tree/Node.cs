@@ -130,7 +130,10 @@ public sealed class Node
     /// <summary>Clears every field so a pooled node holds no references.</summary>
     internal void Clear()
     {
-        Key = [];
+        // Not through the Key setter: the prefix of the empty key is 0, and a clear runs for every
+        // node that goes back to a pool, many of them on the final-meld thread.
+        _key = [];
+        KeyPrefix = 0;
         Payload = [];
         Left = null;
         Right = null;
