@@ -14,8 +14,9 @@ namespace Hyder.Client;
 /// its answer.
 /// </summary>
 /// <remarks>
-/// When the stream breaks, a transaction that was never written goes to the next stream; one that
-/// was written and not answered fails: a read-only one is retried like a unary read on
+/// When the stream breaks, a transaction that was never written goes to the next stream, and so
+/// does one left unanswered by a server that sent its stop notice (id 0: it answers everything it
+/// read and runs nothing more); one that was written and not answered otherwise fails: a read-only one is retried like a unary read on
 /// UNAVAILABLE, a writing one throws <see cref="TransactionOutcomeUnknownException"/> (its commit
 /// may have happened; it is never sent twice). A transaction whose caller cancels is abandoned
 /// locally: the server may still run it and commit, and its answer is dropped.
@@ -183,7 +184,11 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
     /// <summary>One <c>ExecuteStream</c> call and the transactions on it.</summary>
     private sealed class SharedCall
     {
+        /// <summary>The id of the server's stop notice (its transactions' ids start at 1).</summary>
+        private const ulong StopNoticeId = 0;
+
         private static readonly WriteOptions s_buffered = new(WriteFlags.BufferHint);
+        private static readonly Status s_stopping = new(StatusCode.Unavailable, "the server is stopping");
 
         private readonly AsyncDuplexStreamingCall<V1.ExecuteStreamRequest, V1.ExecuteStreamResponse> _call;
         private readonly Channel<Pending> _queue = Channel.CreateUnbounded<Pending>(new UnboundedChannelOptions { SingleReader = true });
@@ -191,6 +196,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
         private readonly Task _sending;
         private readonly Task _receiving;
         private volatile bool _broken;
+        private volatile bool _stopNotice;
         private Status _failure;
 
         public SharedCall(HyderClient client)
@@ -200,12 +206,13 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             _receiving = Task.Run(ReceiveAsync);
         }
 
-        public bool Broken => _broken;
+        /// <summary>Whether the stream takes no more transactions: it failed, or its server is stopping.</summary>
+        public bool Broken => _broken || _stopNotice;
 
         public bool TryQueue(Pending pending)
         {
             pending.Call = this;
-            return !_broken && _queue.Writer.TryWrite(pending);
+            return !Broken && _queue.Writer.TryWrite(pending);
         }
 
         public void Forget(Pending pending) => _inFlight.TryRemove(pending.Request.Id, out _);
@@ -243,11 +250,11 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
 
                         var id = pending.Request.Id;
                         _inFlight[id] = pending;
-                        if (_broken)
+                        if (Broken)
                         {
                             if (_inFlight.TryRemove(id, out _))
                             {
-                                pending.TrySetException(new StreamBrokenException(_failure, Delivery.NotSent, null));
+                                pending.TrySetException(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
                             }
 
                             continue;
@@ -268,10 +275,10 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
                 Fail(StatusOf(e), e);
             }
 
-            // Fail has completed the queue: what is left in it was never written.
+            // Fail (or the stop notice) has completed the queue: what is left in it was never written.
             while (queue.TryRead(out var pending))
             {
-                pending.TrySetException(new StreamBrokenException(_failure, Delivery.NotSent, null));
+                pending.TrySetException(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
             }
         }
 
@@ -283,7 +290,14 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
                 while (await answers.MoveNext(CancellationToken.None).ConfigureAwait(false))
                 {
                     var answer = answers.Current;
-                    if (_inFlight.TryRemove(answer.Id, out var pending))
+                    if (answer.Id == StopNoticeId)
+                    {
+                        // The server stops: it answers everything it has read and runs nothing
+                        // more, so what it does not answer was not run. No more requests go here.
+                        _stopNotice = true;
+                        _queue.Writer.TryComplete();
+                    }
+                    else if (_inFlight.TryRemove(answer.Id, out var pending))
                     {
                         pending.TrySetResult(answer);
                     }
@@ -312,7 +326,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             }
 
             _queue.Writer.TryComplete();
-            var delivery = NeverConnected(e) ? Delivery.Unreachable : Delivery.Sent;
+            var delivery = _stopNotice && EndedByTheServer(e) ? Delivery.NotSent : NeverConnected(e) ? Delivery.Unreachable : Delivery.Sent;
             foreach (var id in _inFlight.Keys)
             {
                 if (_inFlight.TryRemove(id, out var pending))
@@ -331,6 +345,13 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             OperationCanceledException => new Status(StatusCode.Cancelled, "the stream was cancelled"),
             _ => new Status(StatusCode.Unavailable, e.Message, e),
         };
+
+        /// <summary>
+        /// Whether the server ended the call with its own status (trailers, not a reset or a lost
+        /// connection): after its stop notice, that status comes only once it has answered every
+        /// request it read. A stop that aborts the calls (the shutdown timeout) resets them instead.
+        /// </summary>
+        private static bool EndedByTheServer(Exception? e) => e is RpcException { StatusCode: StatusCode.Unavailable, Status.DebugException: null };
 
         /// <summary>Whether the failure is a connection that was never made (refused, unreachable): then nothing reached a server.</summary>
         private static bool NeverConnected(Exception? e)

@@ -28,8 +28,9 @@ namespace Hyder.Server.Grpc;
 /// <para>
 /// A request that fails its checks is answered with a <c>TransactionError</c> for its id; the
 /// stream goes on. The call ends with OK once the client has ended its request stream and every
-/// transaction read is answered; with UNAVAILABLE once the host starts stopping (it stops reading,
-/// answers what it has read, then ends: every request without an answer was not run); and with
+/// transaction read is answered; with UNAVAILABLE once the host starts stopping (a stop notice, id
+/// 0 with UNAVAILABLE, asks the client to end its requests; requests read after it are refused
+/// unrun; every request without an answer was not run; see <see cref="OnStopping"/>); and with
 /// the connection (its cancellation cancels the transactions in flight).
 /// </para>
 /// </remarks>
@@ -44,8 +45,15 @@ internal sealed partial class ExecuteStreamCall
     private readonly Slot?[] _slots;
     private readonly Channel<Slot> _free = Channel.CreateUnbounded<Slot>(new UnboundedChannelOptions { SingleReader = true });
     private readonly Channel<Slot> _answered = Channel.CreateUnbounded<Slot>(new UnboundedChannelOptions { SingleReader = true });
+    private const string StoppingMessage = "The server is stopping: every transaction it read is answered; the ones without an answer were not run. Retry them on another server or after the restart.";
+
+    /// <summary>How long a stopping server waits for the client to end its requests after the stop notice.</summary>
+    private static readonly TimeSpan s_stopGrace = TimeSpan.FromSeconds(2);
+
     private int _created;
     private Exception? _writeFailure;
+    private bool _stopping;
+    private Slot? _notice;
 
     public ExecuteStreamCall(HyderService service, CallerIdentity caller, IServerStreamWriter<V1.ExecuteStreamResponse> responses, CancellationToken callToken)
     {
@@ -78,26 +86,37 @@ internal sealed partial class ExecuteStreamCall
     private async Task RunCoreAsync(IAsyncStreamReader<V1.ExecuteStreamRequest> requests, CancellationToken stopping)
     {
         using var cancelAll = _abort.Token.UnsafeRegister(static state => ((ExecuteStreamCall)state!).CancelAll(), this);
-        using var reading = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, stopping);
+        using var stopWait = new CancellationTokenSource();
+        using var reading = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, stopWait.Token);
         var writer = WriteAnswersAsync();
+        using var onStop = stopping.UnsafeRegister(static state => ((ExecuteStreamCall)((object[])state!)[0]).OnStopping((CancellationTokenSource)((object[])state!)[1]), new object[] { this, stopWait });
         Exception? endWith = null;
+        Slot? held = null;
         try
         {
             while (true)
             {
-                var slot = await TakeFreeAsync(reading.Token).ConfigureAwait(false);
+                held = await TakeFreeAsync(reading.Token).ConfigureAwait(false);
                 if (!await requests.MoveNext(reading.Token).ConfigureAwait(false))
                 {
-                    _free.Writer.TryWrite(slot);
                     break;
                 }
 
-                slot.Start(requests.Current);
+                var slot = held;
+                held = null;
+                if (Volatile.Read(ref _stopping))
+                {
+                    slot.Refuse(requests.Current.Id, StatusCode.Unavailable, "The server is stopping; the transaction was not run. Retry it on another server or after the restart.");
+                }
+                else
+                {
+                    slot.Start(requests.Current);
+                }
             }
         }
-        catch (Exception) when (stopping.IsCancellationRequested && !_abort.IsCancellationRequested)
+        catch (Exception) when (Volatile.Read(ref _stopping) && !_abort.IsCancellationRequested)
         {
-            endWith = new RpcException(new Status(StatusCode.Unavailable, "The server is stopping: every transaction it read is answered; the ones without an answer were not run. Retry them on another server or after the restart."));
+            // The client did not end its requests within the stop's grace.
         }
         catch (Exception e) when (!_abort.IsCancellationRequested)
         {
@@ -108,6 +127,16 @@ internal sealed partial class ExecuteStreamCall
         catch (Exception) when (_abort.IsCancellationRequested)
         {
             // The call failed: nothing more can be answered.
+        }
+
+        if (Volatile.Read(ref _stopping) && endWith is null)
+        {
+            endWith = new RpcException(new Status(StatusCode.Unavailable, StoppingMessage));
+        }
+
+        if (held is not null)
+        {
+            _free.Writer.TryWrite(held);
         }
 
         if (!_abort.IsCancellationRequested)
@@ -197,8 +226,36 @@ internal sealed partial class ExecuteStreamCall
         }
     }
 
+    /// <summary>
+    /// The host starts stopping: the stop notice (id 0, UNAVAILABLE) goes out behind the answers
+    /// ready, so the client sends no more and ends its requests; requests read from now on are
+    /// refused unrun. The call ends once the client has ended its requests (which lets the status
+    /// reach it: a call that ends with its request stream open is reset), or after a short grace.
+    /// </summary>
+    private void OnStopping(CancellationTokenSource stopWait)
+    {
+        var notice = new Slot(this);
+        notice.SetError(StatusCode.Unavailable, StoppingMessage);
+        _notice = notice;
+        Volatile.Write(ref _stopping, true);
+        _answered.Writer.TryWrite(notice);
+        try
+        {
+            stopWait.CancelAfter(s_stopGrace);
+        }
+        catch (ObjectDisposedException)
+        {
+            // The call has ended.
+        }
+    }
+
     private void Free(Slot slot)
     {
+        if (slot == _notice)
+        {
+            return;
+        }
+
         slot.Clear();
         _free.Writer.TryWrite(slot);
     }
@@ -275,6 +332,14 @@ internal sealed partial class ExecuteStreamCall
                 Fail(e);
                 _call.Answered(this);
             }
+        }
+
+        /// <summary>Answers a request with an error without running it.</summary>
+        public void Refuse(ulong id, StatusCode code, string message)
+        {
+            Response.Id = id;
+            SetError(code, message);
+            _call.Answered(this);
         }
 
         /// <summary>Cancels the transaction in flight, if any.</summary>
@@ -425,7 +490,7 @@ internal sealed partial class ExecuteStreamCall
             SetError(code, message);
         }
 
-        private void SetError(StatusCode code, string message)
+        public void SetError(StatusCode code, string message)
         {
             _error.Code = (int)code;
             _error.Message = message;
