@@ -166,17 +166,88 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
         public Delivery Delivery { get; } = delivery;
     }
 
-    /// <summary>One transaction waiting for its answer.</summary>
+    /// <summary>
+    /// One transaction waiting for its answer. Its request refers to the caller's arrays, which the
+    /// caller may reuse once the task completes: a failure or cancellation that arrives while the
+    /// request is being written completes the task only after the write.
+    /// </summary>
     private sealed class Pending(V1.ExecuteStreamRequest request) : TaskCompletionSource<V1.ExecuteStreamResponse>(TaskCreationOptions.RunContinuationsAsynchronously)
     {
+        private readonly Lock _lock = new();
+        private bool _writing;
+        private bool _written;
+        private Exception? _deferred;
+        private CancellationToken? _deferredCancel;
+
         public V1.ExecuteStreamRequest Request { get; } = request;
 
         /// <summary>The stream it was queued on (set before it is queued).</summary>
         public SharedCall? Call { get; set; }
 
+        /// <summary>Claims the request for writing; false when the transaction has ended (abandoned) or was written already.</summary>
+        public bool TryBeginWrite()
+        {
+            lock (_lock)
+            {
+                if (Task.IsCompleted || _writing || _written)
+                {
+                    return false;
+                }
+
+                _writing = true;
+                return true;
+            }
+        }
+
+        /// <summary>The request is written: a failure or cancellation held back meanwhile completes the task now.</summary>
+        public void EndWrite()
+        {
+            Exception? failure;
+            CancellationToken? cancel;
+            lock (_lock)
+            {
+                _writing = false;
+                _written = true;
+                failure = _deferred;
+                cancel = _deferredCancel;
+            }
+
+            if (cancel is { } token)
+            {
+                TrySetCanceled(token);
+            }
+            else if (failure is not null)
+            {
+                TrySetException(failure);
+            }
+        }
+
+        public void Fail(Exception failure)
+        {
+            lock (_lock)
+            {
+                if (_writing)
+                {
+                    _deferred ??= failure;
+                    return;
+                }
+            }
+
+            TrySetException(failure);
+        }
+
         public void Abandon(CancellationToken token)
         {
             Call?.Forget(this);
+            lock (_lock)
+            {
+                if (_writing)
+                {
+                    _deferredCancel ??= token;
+                    return;
+                }
+            }
+
             TrySetCanceled(token);
         }
     }
@@ -243,25 +314,34 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
                 {
                     while (queue.TryRead(out var pending))
                     {
-                        if (pending.Task.IsCompleted)
-                        {
-                            continue;
-                        }
-
                         var id = pending.Request.Id;
                         _inFlight[id] = pending;
                         if (Broken)
                         {
                             if (_inFlight.TryRemove(id, out _))
                             {
-                                pending.TrySetException(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
+                                pending.Fail(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
                             }
 
                             continue;
                         }
 
+                        if (!pending.TryBeginWrite())
+                        {
+                            // Abandoned by its caller before it was written.
+                            _inFlight.TryRemove(id, out _);
+                            continue;
+                        }
+
                         requests.WriteOptions = queue.TryPeek(out _) ? s_buffered : null;
-                        await requests.WriteAsync(pending.Request).ConfigureAwait(false);
+                        try
+                        {
+                            await requests.WriteAsync(pending.Request).ConfigureAwait(false);
+                        }
+                        finally
+                        {
+                            pending.EndWrite();
+                        }
                     }
                 }
 
@@ -278,7 +358,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             // Fail (or the stop notice) has completed the queue: what is left in it was never written.
             while (queue.TryRead(out var pending))
             {
-                pending.TrySetException(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
+                pending.Fail(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
             }
         }
 
@@ -331,7 +411,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             {
                 if (_inFlight.TryRemove(id, out var pending))
                 {
-                    pending.TrySetException(new StreamBrokenException(status, delivery, e));
+                    pending.Fail(new StreamBrokenException(status, delivery, e));
                 }
             }
 
