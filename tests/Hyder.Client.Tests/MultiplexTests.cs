@@ -173,6 +173,27 @@ public sealed class MultiplexTests
     }
 
     [Fact]
+    public async Task AStoppingServerAnswersTheTransactionInFlightAndEndsTheSharedStreamWithoutWaitingOutItsShutdownTimeout()
+    {
+        var engine = new FakeEngine { CommitGate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously) };
+        await using var server = await TestServer.StartAsync(engine, Multiplexed(), o => o.ShutdownTimeout = TimeSpan.FromSeconds(60));
+        var held = server.Client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Put(Of("a"), Of("1"))]);
+        await WaitUntilAsync(() => engine.InFlight == 1);
+
+        using var stopWithin = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        var stop = server.Server.StopAsync(stopWithin.Token);
+        engine.CommitGate.SetResult();
+
+        // The server answers the held transaction, then ends the stream (the client ends its
+        // requests on the stop notice, or the server's short grace passes); an open stream would
+        // otherwise hold the stop for the whole shutdown timeout.
+        Assert.True((await held).Ordinal > 0);
+        await stop;
+        Assert.False(stopWithin.IsCancellationRequested);
+        Assert.Equal("1", Text(engine.Peek(Of("a"))));
+    }
+
+    [Fact]
     public void TheConnectionStringTurnsMultiplexingOn()
     {
         Assert.True(HyderClientSettings.Parse("Endpoint=http://127.0.0.1:5000;Multiplex=true").Multiplex);
