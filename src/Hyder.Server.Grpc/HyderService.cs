@@ -1,6 +1,7 @@
 using Grpc.Core;
 using Hyder.Security;
 using Hyder.Server.Engine;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -45,6 +46,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
     /// <param name="engine">The engine requests go to.</param>
     /// <param name="lifetime">The host: when it starts stopping, each <c>ExecuteStream</c> call stops reading, answers what it read and ends with UNAVAILABLE. Null: the calls end only with their connections.</param>
     /// <param name="logger">Where unexpected failures of single <c>ExecuteStream</c> transactions go; none when null.</param>
+    [ActivatorUtilitiesConstructor]
     public HyderService(ITransactionEngine engine, IHostApplicationLifetime? lifetime, ILogger<HyderService>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(engine);

@@ -1,6 +1,16 @@
+using System.Net;
 using Google.Protobuf;
 using Grpc.Core;
 using Grpc.Net.Client;
+using Hyder.Server.Engine;
+using Hyder.Server.Grpc;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
 using Xunit;
 using static Hyder.Client.Tests.Bytes;
 using V1 = Hyder.Api.V1;
@@ -184,6 +194,36 @@ public sealed class ExecuteStreamTests
         {
             await server.DisposeAsync();
         }
+    }
+
+    [Fact]
+    public async Task InAnApplicationOfItsOwnTheServiceGetsTheHostsLifetimeSoAStopEndsTheStream()
+    {
+        var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions());
+        builder.WebHost.UseKestrelCore();
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http2));
+        builder.Services.AddLogging();
+        builder.Services.AddSingleton<ITransactionEngine>(new FakeEngine());
+        builder.Services.AddGrpc();
+        await using var app = builder.Build();
+        app.MapGrpcService<HyderService>();
+        await app.StartAsync();
+        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+
+        using var channel = GrpcChannel.ForAddress(address);
+        using var call = new V1.Hyder.HyderClient(channel).ExecuteStream();
+        await call.RequestStream.WriteAsync(Request(1, Put("a", "1")));
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(V1.TransactionStatus.Committed, call.ResponseStream.Current.Response.Outcome.Status);
+
+        var stop = app.StopAsync();
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(0ul, call.ResponseStream.Current.Id);
+        Assert.Equal((int)StatusCode.Unavailable, call.ResponseStream.Current.Error.Code);
+        await call.RequestStream.CompleteAsync();
+        var e = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.MoveNext());
+        Assert.Equal(StatusCode.Unavailable, e.StatusCode);
+        await stop;
     }
 
     internal static V1.ExecuteStreamRequest Request(ulong id, params V1.Operation[] operations)
