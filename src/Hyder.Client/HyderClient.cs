@@ -41,6 +41,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     private readonly GrpcChannel? _channel;
     private readonly Metadata? _headers;
     private readonly ILogger _logger;
+    private readonly ExecuteMultiplexer? _multiplexer;
 
     /// <summary>Creates a client with a channel of its own.</summary>
     /// <param name="settings">Where the server is and how to call it.</param>
@@ -75,6 +76,11 @@ public sealed partial class HyderClient : IAsyncDisposable
         }
 
         Session = settings.Session ?? new HyderSession();
+        if (settings.Multiplex)
+        {
+            _multiplexer = new ExecuteMultiplexer(this);
+        }
+
         if (settings.Token is { Length: > 0 } token)
         {
             _headers = new Metadata { { "authorization", "Bearer " + token } };
@@ -115,6 +121,9 @@ public sealed partial class HyderClient : IAsyncDisposable
 
     internal ILogger Logger => _logger;
 
+    /// <summary>The metadata every call carries (the API key), or null.</summary>
+    internal Metadata? Headers => _headers;
+
     /// <summary>
     /// Runs a one-shot transaction: the operations in order on one snapshot, then commit. Does not
     /// retry; see <see cref="ReadWriteAsync(Func{HyderTransaction, Task}, IsolationLevel, CancellationToken)"/>.
@@ -125,9 +134,19 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <returns>The commit, with one result per operation.</returns>
     /// <exception cref="TransactionAbortedException">It aborted; nothing was applied.</exception>
     /// <remarks>
+    /// <para>
     /// The request refers to the operations' key and value arrays rather than copying them: they
     /// are read while the call runs (when the request is sent, and again if a read-only call is
     /// retried), so they must not change until the returned task completes.
+    /// </para>
+    /// <para>
+    /// With <see cref="HyderClientSettings.Multiplex"/>, the transaction travels on the client's
+    /// shared <c>ExecuteStream</c> call (a request over half of
+    /// <see cref="HyderClientSettings.MaxMessageBytes"/> goes as a unary call instead). Cancelling
+    /// it abandons its answer: the server may still run it, and a write may commit, as with a
+    /// cancelled unary call. A writing transaction whose stream breaks after it was sent throws
+    /// <see cref="TransactionOutcomeUnknownException"/>.
+    /// </para>
     /// </remarks>
     public async Task<CommitResult> ExecuteAsync(IsolationLevel isolation, IEnumerable<HyderOperation> operations, CancellationToken cancellationToken = default)
     {
@@ -139,14 +158,20 @@ public sealed partial class HyderClient : IAsyncDisposable
         }
 
         var readOnly = true;
+        long bytes = 0;
         foreach (var operation in operations)
         {
             var message = Wire.ToMessage(operation, borrow: true);
             readOnly &= message.Kind is V1.OperationKind.Get or V1.OperationKind.Scan;
+            bytes += message.Key.Length + message.Value.Length + message.End.Length + 32;
             request.Operations.Add(message);
         }
 
-        var response = await UnaryAsync((r, o) => Stub.ExecuteAsync(r, o), request, retry: readOnly, cancellationToken).ConfigureAwait(false);
+        // A message over the limit would end the whole shared stream (with every answer on it), so
+        // a large transaction goes alone.
+        var response = _multiplexer is { } multiplexer && bytes <= Settings.MaxMessageBytes / 2
+            ? await multiplexer.ExecuteAsync(request, readOnly, cancellationToken).ConfigureAwait(false)
+            : await UnaryAsync((r, o) => Stub.ExecuteAsync(r, o), request, retry: readOnly, cancellationToken).ConfigureAwait(false);
         CountOutcome(response.Outcome);
         Observe(response.Outcome);
         Wire.EnsureCommitted(response.Outcome);
@@ -265,12 +290,16 @@ public sealed partial class HyderClient : IAsyncDisposable
     public async Task<long> TrimAsync(int keepCheckpoints = 1, CancellationToken cancellationToken = default) =>
         (await UnaryAsync((r, o) => Stub.TrimAsync(r, o), new V1.TrimRequest { KeepCheckpoints = keepCheckpoints }, retry: false, cancellationToken).ConfigureAwait(false)).TrimmedBelow;
 
-    /// <summary>Closes the connections of the client's own channel (not those of a stub it was given).</summary>
-    /// <returns>A completed task.</returns>
-    public ValueTask DisposeAsync()
+    /// <summary>Ends the shared <c>ExecuteStream</c> call (<see cref="HyderClientSettings.Multiplex"/>) and closes the connections of the client's own channel (not those of a stub it was given).</summary>
+    /// <returns>A task that completes when the client is closed.</returns>
+    public async ValueTask DisposeAsync()
     {
+        if (_multiplexer is not null)
+        {
+            await _multiplexer.DisposeAsync().ConfigureAwait(false);
+        }
+
         _channel?.Dispose();
-        return ValueTask.CompletedTask;
     }
 
     /// <summary>The HTTP/2 handler of a channel to the server: TLS trust and client certificate from the settings.</summary>

@@ -61,6 +61,16 @@ public sealed record HyderClientSettings
     /// </summary>
     public HyderSession? Session { get; init; }
 
+    /// <summary>
+    /// One-shot transactions (<see cref="HyderClient.ExecuteAsync"/>) travel on one shared
+    /// <c>ExecuteStream</c> call instead of a unary call each: the per-call costs of HTTP/2 and
+    /// gRPC on both sides are paid once per stream (docs/benchmarks/rpc.md). The stream opens with
+    /// the first transaction and again after it breaks. Each transaction's deadline is
+    /// <see cref="Timeout"/>, enforced by the server. Interactive transactions, reads and scans
+    /// are unchanged. Default false; connection string key <c>Multiplex=true</c>.
+    /// </summary>
+    public bool Multiplex { get; init; }
+
     /// <summary>An API key sent as <c>authorization: Bearer TOKEN</c> on every call; null: none. Never printed.</summary>
     public string? Token { get; init; }
 
@@ -70,7 +80,7 @@ public sealed record HyderClientSettings
     /// <c>MaxRetries</c>, <c>RetryDelay</c> and <c>MaxRetryDelay</c> (milliseconds), <c>MaxMessageBytes</c>,
     /// <c>TrustedCa</c> (a PEM file of CAs), <c>ClientCertificate</c> and <c>ClientKey</c> (PEM files;
     /// the key may be in the certificate's file, or a .pfx without ClientKey), <c>Token</c> (an API key),
-    /// <c>ReadYourWrites</c> (<c>true</c> or <c>false</c>).
+    /// <c>ReadYourWrites</c> and <c>Multiplex</c> (<c>true</c> or <c>false</c>).
     /// </summary>
     /// <param name="connectionString">The connection string.</param>
     /// <returns>The settings.</returns>
@@ -132,6 +142,9 @@ public sealed record HyderClientSettings
                 case "READYOURWRITES":
                     settings = settings with { ReadYourWrites = bool.TryParse(value, out var on) ? on : throw new ArgumentException($"{key}={value} is not true or false.", nameof(connectionString)) };
                     break;
+                case "MULTIPLEX":
+                    settings = settings with { Multiplex = bool.TryParse(value, out var multiplex) ? multiplex : throw new ArgumentException($"{key}={value} is not true or false.", nameof(connectionString)) };
+                    break;
                 case "TOKEN":
                     settings = settings with { Token = value.Length > 0 ? value : null };
                     break;
@@ -158,7 +171,7 @@ public sealed record HyderClientSettings
     /// <summary>The settings without secrets: the token shows as <c>***</c>, certificates by subject.</summary>
     /// <returns>The text.</returns>
     public override string ToString() =>
-        string.Create(CultureInfo.InvariantCulture, $"HyderClientSettings {{ Endpoint = {Endpoint}, Timeout = {Timeout}, MaxRetries = {MaxRetries}, RetryDelay = {RetryDelay}, MaxRetryDelay = {MaxRetryDelay}, MaxMessageBytes = {MaxMessageBytes}, ReadYourWrites = {ReadYourWrites}, ")
+        string.Create(CultureInfo.InvariantCulture, $"HyderClientSettings {{ Endpoint = {Endpoint}, Timeout = {Timeout}, MaxRetries = {MaxRetries}, RetryDelay = {RetryDelay}, MaxRetryDelay = {MaxRetryDelay}, MaxMessageBytes = {MaxMessageBytes}, ReadYourWrites = {ReadYourWrites}, Multiplex = {Multiplex}, ")
         + $"TrustedCertificateAuthorities = {(TrustedCertificateAuthorities is null ? "system" : string.Join("; ", TrustedCertificateAuthorities.Select(c => c.Subject)))}, "
         + $"ClientCertificate = {ClientCertificate?.Subject ?? "none"}, Token = {(Token is null ? "none" : "***")} }}";
 

@@ -17,6 +17,13 @@ public sealed class GrpcServerLimits
     /// <summary>Calls in flight on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.</summary>
     public int MaxStreamsPerConnection { get; set; } = 100;
 
+    /// <summary>
+    /// Transactions in flight on one <c>ExecuteStream</c> call, at most: the server reads the
+    /// stream's next request only once one of them is answered (HTTP/2 flow control then holds the
+    /// client back). Default 128.
+    /// </summary>
+    public int MaxTransactionsPerStream { get; set; } = 128;
+
     /// <summary>The request headers of one call, in bytes, at most (and so any one header). Default 16 KiB.</summary>
     public int MaxHeaderBytes { get; set; } = 16 * 1024;
 

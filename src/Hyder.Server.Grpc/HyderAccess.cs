@@ -7,7 +7,7 @@ namespace Hyder.Server.Grpc;
 /// <summary>
 /// Which role each method of <c>hyder.v1.Hyder</c> needs: the one place the access rules live.
 /// <see cref="HyderInterceptor"/> checks it before any method runs. A method missing here (a new
-/// one) is admin-only until it is given a role; writes inside Execute and Transact are checked per
+/// one) is admin-only until it is given a role; writes inside Execute, ExecuteStream and Transact are checked per
 /// operation (<see cref="IsWrite"/>).
 /// </summary>
 public static class HyderAccess
@@ -22,6 +22,7 @@ public static class HyderAccess
 
         // A transaction needs the writer role only for its writes (checked per operation).
         ["Execute"] = ClientRole.Reader,
+        ["ExecuteStream"] = ClientRole.Reader,
         ["Transact"] = ClientRole.Reader,
 
         // Operations on the server itself.

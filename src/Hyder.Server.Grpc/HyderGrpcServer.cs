@@ -11,6 +11,7 @@ using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -93,7 +94,13 @@ public sealed class HyderGrpcServer : IAsyncDisposable
         builder.Services.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
         // Resolved by the first Hyder call that passes the interceptor; until the engine is there,
         // each such call ends with UNAVAILABLE (a DI singleton whose factory throws is not kept).
-        builder.Services.AddSingleton(_ => new HyderService(Volatile.Read(ref engine.Engine) ?? throw EngineSlot.CatchingUp()));
+        builder.Services.AddSingleton(services => new HyderService(
+            Volatile.Read(ref engine.Engine) ?? throw EngineSlot.CatchingUp(),
+            services.GetRequiredService<IHostApplicationLifetime>(),
+            services.GetRequiredService<ILogger<HyderService>>())
+        {
+            MaxTransactionsPerStream = options.Limits.MaxTransactionsPerStream,
+        });
         builder.Services.AddSingleton(new HyderInterceptor(options.Authenticator, (options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger<HyderInterceptor>()));
         var health = new HealthServiceImpl();
         health.SetStatus(string.Empty, HealthCheckResponse.Types.ServingStatus.NotServing);

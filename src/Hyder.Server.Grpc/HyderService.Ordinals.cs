@@ -10,7 +10,7 @@ public sealed partial class HyderService
     /// <param name="minOrdinal">The request's <c>min_ordinal</c>.</param>
     /// <param name="cancellationToken">The call's token (its deadline).</param>
     /// <returns>A task that completes when the snapshot may be taken.</returns>
-    private ValueTask MeldedAtLeastAsync(long minOrdinal, CancellationToken cancellationToken) =>
+    internal ValueTask MeldedAtLeastAsync(long minOrdinal, CancellationToken cancellationToken) =>
         minOrdinal switch
         {
             0 => default,

@@ -1,6 +1,10 @@
 using Grpc.Core;
 using Hyder.Security;
 using Hyder.Server.Engine;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using V1 = Hyder.Api.V1;
 using TreeIsolation = Hyder.Tree.IsolationLevel;
 
@@ -23,20 +27,44 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
     /// <summary>Rows per scan response when the request leaves the batch size to the server.</summary>
     public const int DefaultScanBatchRows = 256;
 
+    /// <summary>The default of <see cref="MaxTransactionsPerStream"/>.</summary>
+    public const int DefaultMaxTransactionsPerStream = 128;
+
     private readonly ITransactionEngine _engine;
     private readonly EngineLimits _limits;
+    private readonly CancellationToken _stopping;
+    private readonly ILogger _logger;
 
     /// <summary>Creates the service over an engine.</summary>
     /// <param name="engine">The engine requests go to.</param>
     public HyderService(ITransactionEngine engine)
+        : this(engine, null)
+    {
+    }
+
+    /// <summary>Creates the service over an engine in a host whose stop ends the <c>ExecuteStream</c> calls.</summary>
+    /// <param name="engine">The engine requests go to.</param>
+    /// <param name="lifetime">The host: when it starts stopping, each <c>ExecuteStream</c> call stops reading, answers what it read and ends with UNAVAILABLE. Null: the calls end only with their connections.</param>
+    /// <param name="logger">Where unexpected failures of single <c>ExecuteStream</c> transactions go; none when null.</param>
+    [ActivatorUtilitiesConstructor]
+    public HyderService(ITransactionEngine engine, IHostApplicationLifetime? lifetime, ILogger<HyderService>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(engine);
         _engine = engine;
         _limits = engine.Limits;
+        _stopping = lifetime?.ApplicationStopping ?? CancellationToken.None;
+        _logger = logger ?? (ILogger)NullLogger.Instance;
     }
 
     /// <summary>The limits requests are checked against (the engine's).</summary>
     public EngineLimits Limits => _limits;
+
+    /// <summary>Transactions in flight on one <c>ExecuteStream</c> call, at most (<see cref="GrpcServerLimits.MaxTransactionsPerStream"/>).</summary>
+    public int MaxTransactionsPerStream { get; init; } = DefaultMaxTransactionsPerStream;
+
+    internal ITransactionEngine Engine => _engine;
+
+    internal ILogger Logger => _logger;
 
     /// <summary>Runs a one-shot transaction.</summary>
     /// <param name="request">The isolation level and the operations.</param>
@@ -191,7 +219,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
     }
 
     /// <summary>PERMISSION_DENIED for a write by a caller below the writer role.</summary>
-    private static void CheckWrite(CallerIdentity caller, V1.Operation operation)
+    internal static void CheckWrite(CallerIdentity caller, V1.Operation operation)
     {
         if (caller.Role < ClientRole.Writer && HyderAccess.IsWrite(operation))
         {

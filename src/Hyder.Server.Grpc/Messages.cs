@@ -144,12 +144,37 @@ internal static class Messages
         SnapshotSequence = outcome.SnapshotSequence,
     };
 
+    /// <summary>Sets a (reused) outcome message to an engine's outcome.</summary>
+    public static void Fill(V1.Outcome message, TransactionOutcome outcome)
+    {
+        message.Status = outcome.Status switch
+        {
+            TransactionStatus.Committed => V1.TransactionStatus.Committed,
+            TransactionStatus.Aborted => V1.TransactionStatus.Aborted,
+            _ => V1.TransactionStatus.OutcomeUnknown,
+        };
+        message.AbortCause = (V1.AbortCause)(int)outcome.Cause;
+        message.Detail = outcome.Detail ?? string.Empty;
+        message.Ordinal = outcome.Ordinal;
+        message.SnapshotSequence = outcome.SnapshotSequence;
+    }
+
     public static V1.OperationResult ToMessage(OperationResult result)
     {
-        var message = new V1.OperationResult { Found = result.Found };
+        var message = new V1.OperationResult();
+        Fill(message, result);
+        return message;
+    }
+
+    /// <summary>Sets a (reused, cleared) result message to an engine's result; returns the bytes of the values it refers to.</summary>
+    public static int Fill(V1.OperationResult message, OperationResult result)
+    {
+        message.Found = result.Found;
+        var bytes = 0;
         if (result.Value is { } value)
         {
             message.Value = Wrap(value);
+            bytes += value.Length;
         }
 
         if (result.Rows is { } rows)
@@ -157,10 +182,19 @@ internal static class Messages
             foreach (var row in rows)
             {
                 message.Rows.Add(ToRow(row));
+                bytes += row.Key.Length + row.Value.Length;
             }
         }
 
-        return message;
+        return bytes;
+    }
+
+    /// <summary>Empties a result message for reuse (and drops its references to the engine's arrays).</summary>
+    public static void Clear(V1.OperationResult message)
+    {
+        message.Found = false;
+        message.Value = ByteString.Empty;
+        message.Rows.Clear();
     }
 
     public static V1.Row ToRow(KeyValuePair<byte[], byte[]> row) =>

@@ -20,6 +20,7 @@ internal sealed class FakeEngine : ITransactionEngine
     private Hyder.Tree.Meld.AbortCause _abortCause;
     private Exception? _failNext;
     private int _inFlight;
+    private int _peakInFlight;
     private long _committed;
     private long _aborted;
 
@@ -41,6 +42,12 @@ internal sealed class FakeEngine : ITransactionEngine
     public TaskCompletionSource GateReached { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     public int Checkpoints { get; private set; }
+
+    /// <summary>Writing commits awaiting their outcome now.</summary>
+    public int InFlight => Volatile.Read(ref _inFlight);
+
+    /// <summary>The most writing commits that awaited their outcome at once.</summary>
+    public int PeakInFlight => Volatile.Read(ref _peakInFlight);
 
     public long Committed => Interlocked.Read(ref _committed);
 
@@ -283,7 +290,13 @@ internal sealed class FakeEngine : ITransactionEngine
                 }
             }
 
-            if (Interlocked.Increment(ref _engine._inFlight) > _engine.InFlightLimit)
+            var inFlight = Interlocked.Increment(ref _engine._inFlight);
+            for (var peak = Volatile.Read(ref _engine._peakInFlight); inFlight > peak; peak = Volatile.Read(ref _engine._peakInFlight))
+            {
+                Interlocked.CompareExchange(ref _engine._peakInFlight, inFlight, peak);
+            }
+
+            if (inFlight > _engine.InFlightLimit)
             {
                 Interlocked.Decrement(ref _engine._inFlight);
                 throw new EngineException(EngineErrorCode.ResourceExhausted, $"more than {_engine.InFlightLimit} transactions await their outcome");

@@ -40,6 +40,8 @@ public class CliTests
     [InlineData("run", "--target", "postgres", "--pg", "Host=x", "--data", "/tmp/x")]
     [InlineData("run", "--target", "memory", "--load", "--connect", "127.0.0.1:7000")]
     [InlineData("run", "--load", "--connect", "")]
+    [InlineData("run", "--load", "--connect", "127.0.0.1:7000", "--multiplex")]
+    [InlineData("run", "--target", "embedded", "--load", "--one-shot", "--multiplex")]
     [InlineData("run", "--target", "memory", "--load", "--workload", "stock")]
     [InlineData("run", "--target", "embedded", "--load", "--workload", "stock", "--stock-cap", "1")]
     [InlineData("run", "--target", "embedded", "--load", "--workload", "stock", "--restock-share", "1.5")]

@@ -65,15 +65,17 @@ public class OneShotTests
     }
 
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task OneShotTransactionsCommitOnAHyderClusterEmbeddedAndOverGrpc(bool overGrpc)
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    [InlineData(true, true)]
+    public async Task OneShotTransactionsCommitOnAHyderClusterEmbeddedAndOverGrpc(bool overGrpc, bool multiplex)
     {
         var workload = Create("tx");
         var settings = Settings() with { OneShot = true };
         await using var cluster = await HyderEmbeddedTarget.StartAsync(new EmbeddedClusterSettings { Fsync = false, Sessions = settings.Sessions }, default);
         await using var rpc = overGrpc ? await HyderGrpcServer.StartAsync(cluster.Servers[0], new GrpcServerOptions { ShutdownTimeout = TimeSpan.FromSeconds(2) }) : null;
-        await using var remote = rpc is null ? null : new HyderRemoteTarget($"Endpoint={rpc.Address};Timeout=20");
+        await using var remote = rpc is null ? null : new HyderRemoteTarget($"Endpoint={rpc.Address};Timeout=20", multiplex);
+        Assert.Equal(multiplex, remote?.Description.Contains("multiplexed", StringComparison.Ordinal) ?? false);
         ITarget target = remote is null ? cluster : remote;
         var result = await LoadAndRunAsync(target, workload, settings);
 

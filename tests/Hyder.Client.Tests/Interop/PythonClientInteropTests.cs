@@ -129,5 +129,18 @@ public sealed class PythonClientInteropTests(PythonClientRun run) : IClassFixtur
     }
 
     [Fact]
+    public void ExecuteStreamAnswersEachTransactionByIdAndABadOneWithAnError()
+    {
+        var r = Report("execute_stream");
+        Assert.Equal("[7,8,9]", r.GetProperty("ids").GetRawText());
+        Assert.Equal("[\"TRANSACTION_STATUS_COMMITTED\",\"TRANSACTION_STATUS_COMMITTED\"]", r.GetProperty("committed").GetRawText());
+        Assert.True(r.GetProperty("found").GetBoolean());
+        var bad = r.GetProperty("bad");
+        Assert.Equal("error", bad[0].GetString());
+        Assert.Equal((int)Grpc.Core.StatusCode.InvalidArgument, bad[1].GetInt32());
+        Assert.Contains("operations[0].key is empty", bad[2].GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void NothingFromTheBadCallsWasApplied() => Assert.Equal("[false]", Report("x_after_bad").GetRawText());
 }

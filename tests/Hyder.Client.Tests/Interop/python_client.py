@@ -125,6 +125,20 @@ def main():
         "unknown_kind": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), pb.Operation(kind=99, key=b"t")]), timeout=TIMEOUT)),
         "deadline": code_of(lambda: state_hash(pb.StateHashRequest(at_least_ordinal=1000000), timeout=0.3)),
     }
+    # One-shot transactions multiplexed on one stream: answered by id; a bad one gets an error, the stream goes on.
+    execute_stream = method(channel, "stream_stream", "ExecuteStream", pb.ExecuteStreamRequest, pb.ExecuteStreamResponse)
+    answers = list(execute_stream(iter([
+        pb.ExecuteStreamRequest(id=7, request=pb.ExecuteRequest(operations=[put(b"s1", b"x"), get(b"a")])),
+        pb.ExecuteStreamRequest(id=8, request=pb.ExecuteRequest(operations=[put(b"", b"y")])),
+        pb.ExecuteStreamRequest(id=9, request=pb.ExecuteRequest(operations=[get(b"s1")]), deadline_ms=5000),
+    ]), timeout=TIMEOUT))
+    by_id = {a.id: a for a in answers}
+    out["execute_stream"] = {
+        "ids": sorted(by_id),
+        "committed": [pb.TransactionStatus.Name(by_id[i].response.outcome.status) for i in (7, 9)],
+        "found": by_id[7].response.results[1].found,
+        "bad": [by_id[8].WhichOneof("result"), by_id[8].error.code, by_id[8].error.message],
+    }
     out["x_after_bad"] = [x.found for x in read(pb.ReadRequest(keys=[b"x"]), timeout=TIMEOUT).results]
 
     channel.close()

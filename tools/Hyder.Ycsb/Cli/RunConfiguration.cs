@@ -100,6 +100,12 @@ internal sealed class RunConfiguration
             Pipeline = !(run && parse.GetValue(O.NoPipeline)),
         };
 
+        Multiplex = run && parse.GetValue(O.Multiplex);
+        if (Multiplex && (TargetName != "connect" || !Settings.OneShot))
+        {
+            throw new UsageException("--multiplex sends one-shot transactions on one stream: it needs --connect and --one-shot.");
+        }
+
         Workload = CreateWorkload(parse);
         var capacity = new KeyCodec(Settings.KeySize, Settings.HashedKeys).Capacity;
         if (Workload.KeySpaces.Any(k => k.InitialRecords >= capacity))
@@ -116,6 +122,9 @@ internal sealed class RunConfiguration
 
     public DriverSettings Settings { get; }
 
+    /// <summary>--multiplex: the remote target's one-shot transactions share one ExecuteStream call.</summary>
+    public bool Multiplex { get; }
+
     public Workload Workload { get; }
 
     public bool LoadFirst { get; }
@@ -130,7 +139,7 @@ internal sealed class RunConfiguration
     public async Task<ITarget> CreateTargetAsync(CancellationToken cancellationToken) => TargetName switch
     {
         "embedded" => await HyderEmbeddedTarget.StartAsync(_embedded!, cancellationToken).ConfigureAwait(false),
-        "connect" => new HyderRemoteTarget(_connect!),
+        "connect" => new HyderRemoteTarget(_connect!, Multiplex),
         "postgres" => new PostgresTarget(_postgres!, _tablePrefix, Settings.Sessions),
         "memory" => new MemoryReferenceTarget(),
         _ => throw new UsageException($"unknown target {TargetName}."),
@@ -155,6 +164,7 @@ internal sealed class RunConfiguration
         ["insertOrder"] = Settings.HashedKeys ? "hashed" : "ordered",
         ["retries"] = Invariant(Settings.MaxRetries),
         ["oneShot"] = Settings.OneShot ? "yes" : "no",
+        ["multiplex"] = Multiplex ? "yes" : "no",
         ["pipelinedOperations"] = Settings.Pipeline ? "yes" : "no",
         ["machine"] = $"{Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
     };

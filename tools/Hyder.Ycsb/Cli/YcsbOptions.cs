@@ -111,6 +111,8 @@ internal static class YcsbOptions
 
     public static readonly Option<bool> NoPipeline = new("--no-pipeline") { Description = "--connect without --one-shot: send an interactive transaction's operations one at a time, each awaited before the next is sent (strict round trips), instead of pipelining its independent reads (sent together, then awaited) and then its writes with the commit behind them. Transactions whose operations depend on earlier results (insert, read-modify-write, counters, scans) always go one at a time." };
 
+    public static readonly Option<bool> Multiplex = new("--multiplex") { Description = "--connect with --one-shot: send the one-shot transactions of all sessions on one shared ExecuteStream call (Hyder.Client's Multiplex=true), answered by id as they complete, instead of a unary Execute call each; the per-call costs of HTTP/2 and gRPC are paid once." };
+
     public static readonly Option<bool> Load = new("--load") { Description = "Run the load phase first, in this process (needed by --target memory, and by --target embedded without --data)." };
 
     public static readonly Option<string?> Json = new("--json") { Description = "Also write the report as JSON to this file." };
@@ -126,7 +128,7 @@ internal static class YcsbOptions
     ];
 
     /// <summary>Options only <c>run</c> takes.</summary>
-    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load, OneShot, NoPipeline];
+    public static readonly Option[] RunOnly = [Warmup, Duration, Operations, Load, OneShot, NoPipeline, Multiplex];
 
     static YcsbOptions()
     {

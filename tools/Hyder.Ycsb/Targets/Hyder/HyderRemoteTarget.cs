@@ -15,7 +15,10 @@ internal sealed class HyderRemoteTarget : ITarget
 {
     private readonly HyderClient _client;
 
-    public HyderRemoteTarget(string connect)
+    /// <summary>Connects to a running cluster.</summary>
+    /// <param name="connect">An address or a Hyder.Client connection string.</param>
+    /// <param name="multiplex">One-shot transactions share one ExecuteStream call (<c>--multiplex</c>; also <c>Multiplex=true</c> in the connection string).</param>
+    public HyderRemoteTarget(string connect, bool multiplex = false)
     {
         HyderClientSettings settings;
         try
@@ -29,10 +32,10 @@ internal sealed class HyderRemoteTarget : ITarget
             throw new TargetUnavailableException($"--connect {connect}: {e.Message} (give http://host:port or a connection string such as \"Endpoint=http://127.0.0.1:7300;Timeout=30\").", e);
         }
 
-        _client = new HyderClient(settings with { MaxRetries = 0 });
+        _client = new HyderClient(settings with { MaxRetries = 0, Multiplex = settings.Multiplex || multiplex });
     }
 
-    public string Description => $"Hyder cluster at {_client.Settings.Endpoint} through Hyder.Client (gRPC)";
+    public string Description => $"Hyder cluster at {_client.Settings.Endpoint} through Hyder.Client (gRPC{(_client.Settings.Multiplex ? ", one-shot transactions multiplexed on one ExecuteStream" : string.Empty)})";
 
     public async Task PrepareAsync(IReadOnlyList<KeySpace> keySpaces, bool reset, CancellationToken cancellationToken)
     {
