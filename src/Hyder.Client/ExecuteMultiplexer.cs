@@ -273,8 +273,8 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
         public SharedCall(HyderClient client)
         {
             _call = client.Stub.ExecuteStream(new CallOptions(client.Headers));
-            _sending = Task.Run(SendAsync);
             _receiving = Task.Run(ReceiveAsync);
+            _sending = Task.Run(SendAsync);
         }
 
         /// <summary>Whether the stream takes no more transactions: it failed, or its server is stopping.</summary>
@@ -352,6 +352,10 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             }
             catch (Exception e)
             {
+                // A write fails once the call has ended, often as CANCELLED; the server's own status
+                // (UNAUTHENTICATED, say) reaches the receiving side, which fails the stream with it.
+                // Give it a moment to, so that the transactions fail with the server's reason.
+                await _receiving.WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
                 Fail(StatusOf(e), e);
             }
 

@@ -82,6 +82,24 @@ public sealed class MultiplexTests
     }
 
     [Fact]
+    public async Task AStreamTheServerRefusesFailsItsTransactionWithTheServersStatus()
+    {
+        // The server ends the call with UNAUTHENTICATED at once; the client's write of the request
+        // may fail first (as CANCELLED, the call being over): the transaction must still report
+        // the server's status. Fresh clients, so that every attempt opens a new stream.
+        var keys = new ApiKeyStore();
+        keys.AddLine(ApiKeyStore.Line("writer-key", ClientRole.Writer, ApiKeyStore.NewToken()));
+        var engine = new FakeEngine();
+        await using var server = await TestServer.StartAsync(engine, s => s with { Multiplex = true }, o => o.Authenticator = new ClientAuthenticator { ApiKeys = keys });
+        for (var attempt = 0; attempt < 40; attempt++)
+        {
+            await using var stranger = new HyderClient(server.Client.Settings with { Token = attempt % 2 == 0 ? null : ApiKeyStore.NewToken() });
+            var e = await Assert.ThrowsAsync<HyderException>(() => stranger.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Get(Of("x"))]));
+            Assert.True(e.StatusCode == StatusCode.Unauthenticated, $"attempt {attempt}: {e.StatusCode} {e.Message}");
+        }
+    }
+
+    [Fact]
     public async Task ATransactionPastTheClientsTimeoutFailsWithDeadlineExceeded()
     {
         var engine = new FakeEngine { CommitGate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously) };

@@ -51,13 +51,14 @@ public sealed class SecureServer : IAsyncLifetime
         Assert.Equal("https", Process.Address.Scheme);
     }
 
-    /// <summary>A client trusting the test CA, with the named token (none for null).</summary>
-    internal HyderClient Client(string? token) => new(new HyderClientSettings
+    /// <summary>A client trusting the test CA, with the named token (none for null); <paramref name="multiplex"/>: one-shot transactions go over <c>ExecuteStream</c>.</summary>
+    internal HyderClient Client(string? token, bool multiplex = false) => new(new HyderClientSettings
     {
         Endpoint = Process.Address,
         Timeout = TimeSpan.FromSeconds(10),
         TrustedCertificateAuthorities = [Ca],
         Token = token,
+        Multiplex = multiplex,
     });
 
     public async Task DisposeAsync()

@@ -14,13 +14,13 @@ namespace Hyder.Server.Host.Tests;
 /// </summary>
 public sealed class SecurityTests(SecureServer server, ITestOutputHelper output) : IClassFixture<SecureServer>
 {
-    private static readonly string[] s_calls = ["read", "scan", "execute_read", "execute_write", "transact_read", "transact_write", "status", "state_hash", "checkpoint"];
+    private static readonly string[] s_calls = ["read", "scan", "execute_read", "execute_write", "stream_read", "stream_write", "transact_read", "transact_write", "status", "state_hash", "checkpoint"];
 
     /// <summary>What each role may do: reader reads, writer also writes, admin also checkpoints; no or a wrong token: nothing.</summary>
     private static string Expected(string who, string call) => who switch
     {
         "none" or "wrong" => "UNAUTHENTICATED",
-        "reader" => call is "execute_write" or "transact_write" or "checkpoint" ? "PERMISSION_DENIED" : "OK",
+        "reader" => call is "execute_write" or "stream_write" or "transact_write" or "checkpoint" ? "PERMISSION_DENIED" : "OK",
         "writer" => call == "checkpoint" ? "PERMISSION_DENIED" : "OK",
         "admin" => "OK",
         _ => throw new ArgumentOutOfRangeException(nameof(who)),
@@ -32,10 +32,11 @@ public sealed class SecurityTests(SecureServer server, ITestOutputHelper output)
         foreach (var who in new[] { "none", "wrong", "reader", "writer", "admin" })
         {
             await using var client = server.Client(who == "none" ? null : server.Tokens[who]);
+            await using var multiplexed = server.Client(who == "none" ? null : server.Tokens[who], multiplex: true);
             var key = Encoding.UTF8.GetBytes("net-" + who);
             foreach (var call in s_calls)
             {
-                var actual = await CodeAsync(() => RunAsync(client, call, key));
+                var actual = await CodeAsync(() => RunAsync(call.StartsWith("stream_", StringComparison.Ordinal) ? multiplexed : client, call, key));
                 Assert.True(Expected(who, call) == actual, $"{who} {call}: expected {Expected(who, call)}, got {actual}");
             }
         }
@@ -142,10 +143,10 @@ public sealed class SecurityTests(SecureServer server, ITestOutputHelper output)
                 }
 
                 break;
-            case "execute_read":
+            case "execute_read" or "stream_read":
                 await client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Get(key)]);
                 break;
-            case "execute_write":
+            case "execute_write" or "stream_write":
                 await client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Get(key), HyderOperation.Put(key, [1])]);
                 break;
             case "transact_read":

@@ -24,6 +24,8 @@ def method(channel, kind, name, request, response):
 def code_of(call):
     try:
         result = call()
+        if isinstance(result, str):
+            return result
         if hasattr(result, "__iter__") and not isinstance(result, (bytes, str)):
             list(result)
         return "OK"
@@ -40,6 +42,21 @@ def transact(channel, metadata, operation):
     return lambda: list(call(requests(), timeout=TIMEOUT, metadata=metadata))
 
 
+def execute_stream(channel, metadata, operations):
+    """One transaction on ExecuteStream: a refusal of it alone comes back as its TransactionError."""
+    call = method(channel, "stream_stream", "ExecuteStream", pb.ExecuteStreamRequest, pb.ExecuteStreamResponse)
+
+    def run():
+        answers = list(call(iter([pb.ExecuteStreamRequest(id=7, request=pb.ExecuteRequest(operations=operations))]), timeout=TIMEOUT, metadata=metadata))
+        mine = [a for a in answers if a.id == 7]
+        if len(mine) != 1:
+            raise RuntimeError("ExecuteStream answered request 7 %d times" % len(mine))
+        if mine[0].WhichOneof("result") == "error":
+            return next(c.name for c in grpc.StatusCode if c.value[0] == mine[0].error.code)
+        return "OK"
+    return run
+
+
 def calls(channel, metadata, key):
     get = pb.Operation(kind=pb.OPERATION_KIND_GET, key=key)
     put = pb.Operation(kind=pb.OPERATION_KIND_PUT, key=key, value=b"v")
@@ -49,6 +66,8 @@ def calls(channel, metadata, key):
         "scan": lambda: method(channel, "unary_stream", "Scan", pb.ScanRequest, pb.ScanResponse)(pb.ScanRequest(), timeout=TIMEOUT, metadata=metadata),
         "execute_read": lambda: unary("Execute", pb.ExecuteRequest, pb.ExecuteResponse)(pb.ExecuteRequest(operations=[get]), timeout=TIMEOUT, metadata=metadata),
         "execute_write": lambda: unary("Execute", pb.ExecuteRequest, pb.ExecuteResponse)(pb.ExecuteRequest(operations=[get, put]), timeout=TIMEOUT, metadata=metadata),
+        "stream_read": execute_stream(channel, metadata, [get]),
+        "stream_write": execute_stream(channel, metadata, [get, put]),
         "transact_read": transact(channel, metadata, get),
         "transact_write": transact(channel, metadata, put),
         "status": lambda: unary("Status", pb.StatusRequest, pb.StatusResponse)(pb.StatusRequest(), timeout=TIMEOUT, metadata=metadata),
