@@ -321,7 +321,23 @@ public sealed class Database
     {
         var signal = Volatile.Read(ref _reconciledSignal);
         var r = Reconciled;
-        return r is null || r.Sequence > sequence ? Task.CompletedTask : signal.Task;
+        if (r is null || r.Sequence > sequence)
+        {
+            return Task.CompletedTask;
+        }
+
+        if (!_deferWaiters)
+        {
+            return signal.Task;
+        }
+
+        // Cooperative: a task of its own per waiter, completed by a synchronous continuation of the
+        // signal. When several await one task, its completion runs one of them inline and queues the
+        // others to the thread pool (Task.RunContinuations), off the one thread whose order decides
+        // the run; synchronous continuations run inline, in the order they were registered.
+        var own = new TaskCompletionSource();
+        signal.Task.ContinueWith(static (_, state) => ((TaskCompletionSource)state!).TrySetResult(), own, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        return own.Task;
     }
 
     /// <summary>
