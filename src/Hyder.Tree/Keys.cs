@@ -52,9 +52,13 @@ public static class Keys
         return CompareTail(key, n.Key);
     }
 
+    /// <remarks>
+    /// The same array is the same key: a copied node shares its source's key array (meld compares an
+    /// intention's copy with the state's node it came from), and that array is cold in the cache.
+    /// </remarks>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static int CompareTail(byte[] a, byte[] b) =>
-        a.Length <= 8 && b.Length <= 8 ? a.Length.CompareTo(b.Length) : a.AsSpan().SequenceCompareTo(b);
+        ReferenceEquals(a, b) ? 0 : a.Length <= 8 && b.Length <= 8 ? a.Length.CompareTo(b.Length) : a.AsSpan().SequenceCompareTo(b);
 
     /// <summary>The node with <paramref name="key"/> in the tree under <paramref name="root"/>, or null.</summary>
     public static Node? Find(Node? root, byte[] key)
