@@ -132,6 +132,7 @@ internal sealed partial class HostSettings
             MaxConnections = maxConnections == 0 ? null : maxConnections,
             MaxConnectionsPerAddress = perAddress == 0 ? null : perAddress,
             MaxStreamsPerConnection = Int(c, SettingKeys.MaxStreamsPerConnection, defaults.MaxStreamsPerConnection, 1, 100_000),
+            MaxTransactionsPerStream = Int(c, SettingKeys.MaxTransactionsPerStream, defaults.MaxTransactionsPerStream, 1, 100_000),
             MaxHeaderBytes = Int(c, SettingKeys.MaxHeaderBytes, defaults.MaxHeaderBytes, 1024, 1 << 20),
             IdleTimeout = TimeSpan.FromSeconds(Int(c, SettingKeys.IdleTimeout, (int)defaults.IdleTimeout.TotalSeconds, 1, 86_400)),
             RequestHeadersTimeout = TimeSpan.FromSeconds(Int(c, SettingKeys.RequestHeadersTimeout, (int)defaults.RequestHeadersTimeout.TotalSeconds, 1, 3_600)),

@@ -29,6 +29,7 @@ internal static class SettingKeys
     public const string MaxConnections = "Limits:MaxConnections";
     public const string MaxConnectionsPerAddress = "Limits:MaxConnectionsPerAddress";
     public const string MaxStreamsPerConnection = "Limits:MaxStreamsPerConnection";
+    public const string MaxTransactionsPerStream = "Limits:MaxTransactionsPerStream";
     public const string MaxHeaderBytes = "Limits:MaxHeaderBytes";
     public const string IdleTimeout = "Limits:IdleTimeout";
     public const string RequestHeadersTimeout = "Limits:RequestHeadersTimeout";
@@ -92,6 +93,7 @@ internal static class SettingKeys
         MaxConnections => "--max-connections",
         MaxConnectionsPerAddress => "--max-connections-per-address",
         MaxStreamsPerConnection => "--max-streams-per-connection",
+        MaxTransactionsPerStream => "--max-stream-transactions",
         MaxHeaderBytes => "--max-header-bytes",
         IdleTimeout => "--idle-timeout",
         RequestHeadersTimeout => "--request-headers-timeout",

@@ -85,6 +85,7 @@ internal static class ServeCommand
         Value("--max-connections", SettingKeys.MaxConnections, "n", "Open client connections, at most (default 4096; 0: no limit)."),
         Value("--max-connections-per-address", SettingKeys.MaxConnectionsPerAddress, "n", "Open connections from one IP address, at most (default 256; 0: no limit)."),
         Value("--max-streams-per-connection", SettingKeys.MaxStreamsPerConnection, "n", "Calls in flight on one connection, at most (default 100)."),
+        Value("--max-stream-transactions", SettingKeys.MaxTransactionsPerStream, "n", "Transactions in flight on one ExecuteStream call, at most (default 128); the server reads no further request of that stream until one is answered."),
         Value("--max-header-bytes", SettingKeys.MaxHeaderBytes, "bytes", "Request headers of one call, at most (default 16384)."),
         Value("--idle-timeout", SettingKeys.IdleTimeout, "seconds", "Close a connection with no call in flight after this long (default 120)."),
         Value("--request-headers-timeout", SettingKeys.RequestHeadersTimeout, "seconds", "A new connection must send its request headers within this time (default 10)."),

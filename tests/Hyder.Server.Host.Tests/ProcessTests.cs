@@ -117,6 +117,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--certificate-role", "--embedded --certificate-role admin")]
     [InlineData("--request-timeout", "--embedded --request-timeout -1")]
     [InlineData("--max-header-bytes", "--embedded --max-header-bytes 10")]
+    [InlineData("--max-stream-transactions", "--embedded --max-stream-transactions 0")]
     [InlineData("--no-such-option", "--embedded --no-such-option")]
     [InlineData("--commutative", "--embedded --commutative maybe")]
     [InlineData("--split-phase", "--embedded --split-phase -5")]
