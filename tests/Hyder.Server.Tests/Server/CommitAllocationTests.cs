@@ -96,6 +96,25 @@ public sealed class CommitAllocationTests(ITestOutputHelper output)
         }
 
         await Task.WhenAll(Enumerable.Range(0, 4).Select(c => Task.Run(() => ClientAsync(c))));
+
+        // The clients may have run one after another (no ephemeral node then): a round that makes
+        // some for certain. Transactions begun on one state write different keys; each after the
+        // first melds into a state its snapshot lacks, so meld merges their paths into new nodes.
+        var round = new List<IInteractiveTransaction>();
+        for (var i = 0; i < 4; i++)
+        {
+            var tx = server.Begin(IsolationLevel.Serializable);
+            await tx.ExecuteAsync(Operation.Put(keys[(i * 50) + 1], value));
+            round.Add(tx);
+        }
+
+        var outcomes = await Task.WhenAll(round.Select(tx => tx.CommitAsync().AsTask()));
+        Assert.All(outcomes, o => Assert.Equal(TransactionStatus.Committed, o.Status));
+        foreach (var tx in round)
+        {
+            await tx.DisposeAsync();
+        }
+
         await cluster.QuiesceAsync();
 
         // The flush's transaction begins before its first wait (admission has a free slot), on
