@@ -265,7 +265,7 @@ public sealed class Intention
         return false;
     }
 
-    /// <summary>Gives back an array <see cref="TakeInsideNodes"/> handed out, cleared.</summary>
+    /// <summary>Gives back an array <see cref="TakeInsideNodes"/> handed out, cleared (only the part in use holds nodes: the pool's array may be longer).</summary>
     internal static void ReturnInsideNodes(Node[] nodes, int count)
     {
         Array.Clear(nodes, 0, count);
@@ -280,10 +280,8 @@ public sealed class Intention
     {
         if (_sealOrder is { } order)
         {
-            // Only the part in use holds nodes (the pool's array may be longer).
             _sealOrder = null;
-            Array.Clear(order, 0, _sealOrderCount);
-            ArrayPool<Node>.Shared.Return(order);
+            ReturnInsideNodes(order, _sealOrderCount);
         }
     }
 
