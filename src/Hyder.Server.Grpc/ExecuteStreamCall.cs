@@ -309,13 +309,7 @@ internal sealed partial class ExecuteStreamCall
             {
                 var service = _call._service;
                 var request = message.Request ?? throw Messages.Invalid("request is missing");
-                foreach (var operation in request.Operations)
-                {
-                    HyderService.CheckWrite(_call._caller, operation);
-                }
-
-                var isolation = Messages.ToEngine(request.Isolation);
-                var operations = Messages.ToEngine(request.Operations, service.Limits);
+                var (isolation, operations) = service.CheckOneShot(_call._caller, request);
                 var token = Token(message.DeadlineMs);
                 var melded = service.MeldedAtLeastAsync(request.MinOrdinal, token);
                 if (!melded.IsCompletedSuccessfully)

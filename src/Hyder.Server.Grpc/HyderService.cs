@@ -75,14 +75,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         ArgumentNullException.ThrowIfNull(request);
         ArgumentNullException.ThrowIfNull(context);
         var cancellationToken = context.CancellationToken;
-        var caller = HyderInterceptor.Caller(context);
-        foreach (var operation in request.Operations)
-        {
-            CheckWrite(caller, operation);
-        }
-
-        var isolation = Messages.ToEngine(request.Isolation);
-        var operations = Messages.ToEngine(request.Operations, _limits);
+        var (isolation, operations) = CheckOneShot(HyderInterceptor.Caller(context), request);
         await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
         var outcome = await _engine.ExecuteAsync(isolation, operations, cancellationToken).ConfigureAwait(false);
         var response = new V1.ExecuteResponse { Outcome = Messages.ToMessage(outcome) };
@@ -219,7 +212,22 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
     }
 
     /// <summary>PERMISSION_DENIED for a write by a caller below the writer role.</summary>
-    internal static void CheckWrite(CallerIdentity caller, V1.Operation operation)
+    /// <summary>
+    /// A one-shot transaction's request, checked and mapped as <see cref="Execute"/> and
+    /// <see cref="ExecuteStream"/> both run it: the caller's role against every write, then the
+    /// isolation level and the operations within the limits.
+    /// </summary>
+    internal (TreeIsolation Isolation, IReadOnlyList<Operation> Operations) CheckOneShot(CallerIdentity caller, V1.ExecuteRequest request)
+    {
+        foreach (var operation in request.Operations)
+        {
+            CheckWrite(caller, operation);
+        }
+
+        return (Messages.ToEngine(request.Isolation), Messages.ToEngine(request.Operations, _limits));
+    }
+
+    private static void CheckWrite(CallerIdentity caller, V1.Operation operation)
     {
         if (caller.Role < ClientRole.Writer && HyderAccess.IsWrite(operation))
         {
