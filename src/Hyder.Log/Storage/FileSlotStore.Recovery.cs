@@ -6,15 +6,21 @@ internal sealed partial class FileSlotStore
     private const int ScanSlots = 32;
 
     /// <summary>
-    /// Reads every segment in order. In the last segment, the run of bad slots after the last
-    /// intact one (and any partial slot) is a torn tail: it was never acknowledged, so it is cut.
-    /// A bad slot before an intact one is corruption: it is reported and, if its header is intact,
-    /// its address answers <see cref="LogStatus.Corrupt"/>; it is never returned as data.
+    /// Reads every segment in order. A bad slot that was durable (below the durable mark, or
+    /// before an intact slot) is corruption: it is reported and, if its header is intact, its
+    /// address answers <see cref="LogStatus.Corrupt"/>; it is never returned as data. In the last
+    /// segment, the bad slots after both the last intact one and the mark (and any partial slot)
+    /// are a torn tail: never durable, so never acknowledged; they are cut. Then the kept slots
+    /// are flushed and the mark records them.
     /// </summary>
     public StoreRecovery Recover()
     {
         var recovery = new StoreRecovery { Metadata = UnitMetadata.Load(_directory) };
         var report = recovery.Report;
+        var loaded = DurableMark.Load(_directory);
+        report.DurableMarkDamaged = loaded is null;
+        var mark = loaded ?? DurableMark.None;
+        recovery.DurableHighest = mark.Highest;
         var files = new List<(long Index, string Path)>();
         foreach (var path in Directory.EnumerateFiles(_directory, "segment-*.log"))
         {
@@ -46,7 +52,7 @@ internal sealed partial class FileSlotStore
                 }
                 else
                 {
-                    ScanSegment(segment, isLast, buffer, recovery);
+                    ScanSegment(segment, isLast, mark, buffer, recovery);
                 }
 
                 _segments.Add(segment.Index, segment);
@@ -59,11 +65,31 @@ internal sealed partial class FileSlotStore
         }
 
         _next = _active is null ? 0 : (_active.Index * _slotsPerSegment) + _active.Count;
+        if (_next < mark.Slots)
+        {
+            throw new LogCorruptionException(
+                $"The data directory '{_directory}' holds {_next} slot(s), but {mark.Slots} were made durable ({DurableMark.FileName}): segment files are missing.");
+        }
+
+        _highestAppended = recovery.Slots.Aggregate(mark.Highest, (highest, slot) => Math.Max(highest, slot.Address));
+        if (_commit is not null)
+        {
+            // What recovery read may still be only in the page cache (the process died, not the
+            // machine): make it durable before the mark claims it and appends are answered.
+            if (_active is not null)
+            {
+                RandomAccess.FlushToDisk(_active.Handle);
+            }
+
+            _written = new DurableMark(_next, _highestAppended);
+            _markHandle = DurableMark.OpenForWriting(_directory, _written);
+        }
+
         _commit?.Recovered(_next);
         return recovery;
     }
 
-    private void ScanSegment(SegmentFile segment, bool isLast, byte[] buffer, StoreRecovery recovery)
+    private void ScanSegment(SegmentFile segment, bool isLast, DurableMark mark, byte[] buffer, StoreRecovery recovery)
     {
         var report = recovery.Report;
         var length = RandomAccess.GetLength(segment.Handle);
@@ -94,9 +120,17 @@ internal sealed partial class FileSlotStore
             }
         }
 
+        // Slots from here on in the last segment were never durable: a torn tail.
+        var keep = isLast ? mark.Keep(baseLocation + lastIntact) - baseLocation : whole;
+        if (keep > whole)
+        {
+            throw new LogCorruptionException(
+                $"Segment '{segment.Path}' holds {whole} whole slot(s), but {keep} of them were made durable ({DurableMark.FileName}): acknowledged writes are missing.");
+        }
+
         foreach (var (slot, check, address) in bad)
         {
-            if (isLast && slot > lastIntact)
+            if (slot >= keep)
             {
                 continue;
             }
@@ -113,16 +147,16 @@ internal sealed partial class FileSlotStore
         recovery.Slots.Sort((a, b) => a.Location.CompareTo(b.Location));
         if (isLast)
         {
-            var keep = SegmentFile.HeaderSize + ((long)(lastIntact + 1) * SlotSize);
-            if (length > keep)
+            var kept = SegmentFile.HeaderSize + (keep * SlotSize);
+            if (length > kept)
             {
-                report.TornSlotsCut += whole - (lastIntact + 1) + ((length - SegmentFile.HeaderSize) % SlotSize > 0 ? 1 : 0);
-                report.TornBytesCut += length - keep;
-                RandomAccess.SetLength(segment.Handle, keep);
+                report.TornSlotsCut += whole - keep + ((length - SegmentFile.HeaderSize) % SlotSize > 0 ? 1 : 0);
+                report.TornBytesCut += length - kept;
+                RandomAccess.SetLength(segment.Handle, kept);
                 RandomAccess.FlushToDisk(segment.Handle);
             }
 
-            segment.Count = lastIntact + 1;
+            segment.Count = (int)keep;
         }
         else
         {

@@ -1,3 +1,5 @@
+using Microsoft.Win32.SafeHandles;
+
 namespace Hyder.Log.Storage;
 
 /// <summary>
@@ -17,6 +19,9 @@ internal sealed partial class FileSlotStore : ISlotStore
     private readonly GroupCommit? _commit;
     private SegmentFile? _active;
     private long _next;
+    private long _highestAppended = -1;
+    private SafeFileHandle? _markHandle;
+    private DurableMark _written = DurableMark.None;
 
     /// <summary>Opens (or creates) the store in <paramref name="directory"/>.</summary>
     public FileSlotStore(string directory, int blockSize, int slotsPerSegment, FsyncPolicy policy)
@@ -55,7 +60,10 @@ internal sealed partial class FileSlotStore : ISlotStore
         RandomAccess.Write(active.Handle, slot, SegmentFile.HeaderSize + ((long)slotInSegment * SlotSize));
         active.Count = slotInSegment + 1;
         active.MaxAddress = Math.Max(active.MaxAddress, address);
-        _next = location + 1;
+
+        // The flusher reads _next before _highestAppended: the highest it reads covers every slot it counts.
+        Volatile.Write(ref _highestAppended, Math.Max(_highestAppended, address));
+        Volatile.Write(ref _next, location + 1);
         _commit?.Appended(_next);
         return location;
     }
@@ -133,17 +141,32 @@ internal sealed partial class FileSlotStore : ISlotStore
         }
     }
 
+    /// <summary>
+    /// Makes every slot appended so far durable, then records how far that reached in the
+    /// durable mark (flushed too) before group commit answers the waiters: a slot acknowledged is
+    /// always below the mark, so recovery never cuts it as a torn write.
+    /// </summary>
     private void FlushActive()
     {
+        var slots = Volatile.Read(ref _next);
+        var highest = Volatile.Read(ref _highestAppended);
         SegmentFile? active;
         lock (_segmentsLock)
         {
             active = _active;
         }
 
+        // Slots of earlier segments were flushed when the segment rolled.
         if (active is not null)
         {
             RandomAccess.FlushToDisk(active.Handle);
+        }
+
+        if (_markHandle is not null && slots > _written.Slots)
+        {
+            var mark = new DurableMark(slots, Math.Max(highest, _written.Highest));
+            mark.Write(_markHandle);
+            _written = mark;
         }
     }
 
@@ -151,6 +174,7 @@ internal sealed partial class FileSlotStore : ISlotStore
     public void Dispose()
     {
         _commit?.Dispose();
+        _markHandle?.Dispose();
         lock (_segmentsLock)
         {
             foreach (var segment in _segments.Values)

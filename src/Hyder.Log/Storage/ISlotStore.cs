@@ -47,6 +47,12 @@ internal sealed class StoreRecovery
     /// <summary>The seal and trim mark.</summary>
     public UnitMetadata Metadata { get; set; }
 
+    /// <summary>
+    /// The highest address any durable slot held (from the durable mark), -1 if unknown: the seal
+    /// counts it even when that slot's header was damaged since.
+    /// </summary>
+    public long DurableHighest { get; set; } = -1;
+
     /// <summary>Counts for the operator.</summary>
     public RecoveryReport Report { get; } = new();
 }
@@ -60,13 +66,19 @@ public sealed class RecoveryReport
     /// <summary>Intact slots read.</summary>
     public long Slots { get; internal set; }
 
-    /// <summary>Slots at the end of the last segment that were torn or partial and were cut off.</summary>
+    /// <summary>
+    /// The durable mark could not be read: slots were judged as before marks existed (bad slots
+    /// after the last intact one are cut as torn).
+    /// </summary>
+    public bool DurableMarkDamaged { get; internal set; }
+
+    /// <summary>Slots at the end of the last segment that were never durable and were torn or partial, cut off.</summary>
     public long TornSlotsCut { get; internal set; }
 
     /// <summary>Bytes cut off the end of the last segment.</summary>
     public long TornBytesCut { get; internal set; }
 
-    /// <summary>Slots before the tail that failed a checksum: reported, never returned as data.</summary>
+    /// <summary>Durable slots (before the mark or an intact slot) that failed a checksum: reported, never returned as data.</summary>
     public List<long> CorruptLocations { get; } = [];
 
     /// <summary>Log addresses known (from an intact header) to hold a corrupt block.</summary>
@@ -74,5 +86,5 @@ public sealed class RecoveryReport
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"{Segments} segment(s), {Slots} slot(s), torn tail cut: {TornSlotsCut} slot(s) / {TornBytesCut} byte(s), corrupt slots: {CorruptLocations.Count}";
+        $"{Segments} segment(s), {Slots} slot(s), torn tail cut: {TornSlotsCut} slot(s) / {TornBytesCut} byte(s), corrupt slots: {CorruptLocations.Count}{(DurableMarkDamaged ? ", durable mark damaged" : "")}";
 }

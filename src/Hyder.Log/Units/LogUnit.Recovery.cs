@@ -12,7 +12,7 @@ public sealed partial class LogUnit
         _epoch = recovery.Metadata.Epoch;
         _trimMark = recovery.Metadata.TrimMark;
         AssertNeverBack(recovery.Metadata);
-        _highest = _trimMark - 1;
+        _highest = Math.Max(_trimMark - 1, recovery.DurableHighest);
         foreach (var slot in recovery.Slots)
         {
             _highest = Math.Max(_highest, slot.Address);
@@ -39,6 +39,11 @@ public sealed partial class LogUnit
             _store.ReleaseBelow(_trimMark);
         }
 
+        if (Recovery.DurableMarkDamaged)
+        {
+            LogMarkDamaged();
+        }
+
         if (Recovery.CorruptLocations.Count > 0)
         {
             LogCorruption(Recovery.CorruptLocations.Count, Recovery.CorruptAddresses);
@@ -50,7 +55,10 @@ public sealed partial class LogUnit
     [LoggerMessage(Level = LogLevel.Information, Message = "Log unit recovered: {Report}; sealed epoch {Epoch}, trim mark {TrimMark}, highest address {Highest}")]
     private partial void LogRecovered(RecoveryReport report, long epoch, long trimMark, long highest);
 
-    [LoggerMessage(Level = LogLevel.Error, Message = "Recovery found {Count} corrupt slot(s) before the tail; known addresses answer Corrupt: [{Addresses}]")]
+    [LoggerMessage(Level = LogLevel.Warning, Message = "The durable mark (durable.mark) is damaged: a damaged slot at the end of the log was judged torn and cut; a new mark is written")]
+    private partial void LogMarkDamaged();
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Recovery found {Count} corrupt durable slot(s); known addresses answer Corrupt: [{Addresses}]")]
     private partial void LogCorruption(int count, List<long> addresses);
 
     [LoggerMessage(Level = LogLevel.Error, Message = "Address {Address} has a second slot at {Second} (first at {First}); the second is ignored")]

@@ -13,8 +13,9 @@ internal sealed record DirectorySeed(string FileName, IReadOnlyDictionary<string
 
 /// <summary>
 /// A log unit's data directory on disk, one file damaged: the last segment (a torn or corrupt
-/// tail), an earlier one, or <c>unit.meta</c>. Runs the unit's recovery (<see cref="LogUnit.Open"/>:
-/// FileSlotStore.Recover, SegmentFile.HeaderMatches, SlotHeader.Check, UnitMetadata.Load) and then
+/// tail), an earlier one, <c>unit.meta</c> or <c>durable.mark</c>. Runs the unit's recovery
+/// (<see cref="LogUnit.Open"/>: FileSlotStore.Recover, SegmentFile.HeaderMatches, SlotHeader.Check,
+/// UnitMetadata.Load, DurableMark.Load) and then
 /// reads every address it may hold. The directory lives on tmpfs when there is one.
 /// </summary>
 internal sealed class SegmentFileTarget : FuzzTarget
@@ -27,7 +28,7 @@ internal sealed class SegmentFileTarget : FuzzTarget
 
     public override string Name => "segment-file";
 
-    public override string Description => "LogUnit recovery of a data directory: FileSlotStore.Recover, SegmentFile.HeaderMatches, SlotHeader.Check, UnitMetadata.Load; then reads";
+    public override string Description => "LogUnit recovery of a data directory: FileSlotStore.Recover, SegmentFile.HeaderMatches, SlotHeader.Check, UnitMetadata.Load, DurableMark.Load; then reads";
 
     // LogCorruptionException: damage recovery cannot work around; InvalidOperationException: a
     // segment written with another block or segment size (SegmentFile.HeaderMatches).
@@ -62,10 +63,10 @@ internal sealed class SegmentFileTarget : FuzzTarget
         }
     }
 
-    /// <summary>Recomputes the checksums of a segment's header and of every whole slot, or of unit.meta.</summary>
+    /// <summary>Recomputes the checksums of a segment's header and of every whole slot, or of unit.meta or durable.mark.</summary>
     public override void Fixup(byte[] input, Seed seed)
     {
-        if (((DirectorySeed)seed.Context!).FileName == UnitMetadata.FileName)
+        if (((DirectorySeed)seed.Context!).FileName is UnitMetadata.FileName or DurableMark.FileName)
         {
             if (input.Length >= 32)
             {
@@ -100,7 +101,12 @@ internal sealed class SegmentFileTarget : FuzzTarget
         {
             foreach (var file in files.Keys.Order(StringComparer.Ordinal))
             {
-                var fields = file == UnitMetadata.FileName ? MetadataFields : SegmentFields(files[file].Length);
+                var fields = file switch
+                {
+                    UnitMetadata.FileName => MetadataFields,
+                    DurableMark.FileName => MarkFields,
+                    _ => SegmentFields(files[file].Length),
+                };
                 yield return new Seed($"{name}: {file}", files[file], fields, new DirectorySeed(file, files));
             }
         }
@@ -125,8 +131,15 @@ internal sealed class SegmentFileTarget : FuzzTarget
         new(16, 8, FieldKind.Int, "trim mark"),
     ];
 
-    private static LogUnitOptions Options(string directory) =>
-        new() { DataDirectory = directory, BlockSize = BlockSize, SlotsPerSegment = SlotsPerSegment, Fsync = FsyncPolicy.None };
+    private static readonly Field[] MarkFields =
+    [
+        new(4, 2, FieldKind.UInt, "version"),
+        new(8, 8, FieldKind.Int, "durable slots"),
+        new(16, 8, FieldKind.Int, "highest durable address"),
+    ];
+
+    private static LogUnitOptions Options(string directory, FsyncPolicy fsync = FsyncPolicy.None) =>
+        new() { DataDirectory = directory, BlockSize = BlockSize, SlotsPerSegment = SlotsPerSegment, Fsync = fsync };
 
     private static Field[] SegmentFields(int length)
     {
@@ -153,7 +166,8 @@ internal sealed class SegmentFileTarget : FuzzTarget
         var directory = Path.Combine(Scratch, $"hyder-fuzz-corpus-{Environment.ProcessId}-{Guid.NewGuid():N}");
         try
         {
-            using (var unit = LogUnit.Open(Options(directory)))
+            // Group commit, so the directory has its durable mark.
+            using (var unit = LogUnit.Open(Options(directory, FsyncPolicy.GroupCommit)))
             {
                 for (var a = 0; a < slots; a++)
                 {

@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using Hyder.Log.Storage;
 using Hyder.Simulation.Runtime;
 
@@ -13,6 +14,9 @@ public sealed class DiskImage(string name, int blockSize)
     internal List<byte[]> Slots { get; } = [];
 
     internal UnitMetadata Metadata { get; set; }
+
+    /// <summary>How far the fsyncs reached, as <c>durable.mark</c> records it; it survives crashes.</summary>
+    internal DurableMark Mark { get; set; } = DurableMark.None;
 
     /// <summary>The unit's name.</summary>
     public string Name { get; } = name;
@@ -78,8 +82,8 @@ public sealed class DiskImage(string name, int blockSize)
 /// One incarnation of a unit's disk as an <see cref="ISlotStore"/> under a real
 /// <see cref="Hyder.Log.Units.LogUnit"/>. Fsyncs complete after a virtual delay; a crash
 /// abandons the waiters (their writes were never acknowledged). Recovery scans the slots with
-/// the production slot checks (<see cref="SlotHeader.Check"/>) and cuts a torn tail the way
-/// <c>FileSlotStore</c> does.
+/// the production slot checks (<see cref="SlotHeader.Check"/>) and the durable mark
+/// (<see cref="DurableMark.Keep"/>), and cuts a torn tail the way <c>FileSlotStore</c> does.
 /// </summary>
 internal sealed class SimDisk : ISlotStore
 {
@@ -103,7 +107,7 @@ internal sealed class SimDisk : ISlotStore
 
     public StoreRecovery Recover()
     {
-        var recovery = new StoreRecovery { Metadata = _image.Metadata };
+        var recovery = new StoreRecovery { Metadata = _image.Metadata, DurableHighest = _image.Mark.Highest };
         var report = recovery.Report;
         report.Segments = 1;
         var lastIntact = -1;
@@ -123,9 +127,15 @@ internal sealed class SimDisk : ISlotStore
             }
         }
 
+        var keep = (int)_image.Mark.Keep(lastIntact);
+        if (keep > _image.Slots.Count)
+        {
+            throw new InvalidOperationException($"{_image.Name} lost durable slots: its mark says {keep}, its disk holds {_image.Slots.Count}.");
+        }
+
         foreach (var (location, check, address) in bad)
         {
-            if (location > lastIntact)
+            if (location >= keep)
             {
                 continue;
             }
@@ -139,10 +149,10 @@ internal sealed class SimDisk : ISlotStore
         }
 
         recovery.Slots.Sort((a, b) => a.Location.CompareTo(b.Location));
-        var cut = _image.Slots.Count - (lastIntact + 1);
+        var cut = _image.Slots.Count - keep;
         report.TornSlotsCut = cut;
         report.TornBytesCut = (long)cut * SlotSize;
-        _image.Slots.RemoveRange(lastIntact + 1, cut);
+        _image.Slots.RemoveRange(keep, cut);
         _image.Durable = _image.Slots.Count;
         return recovery;
     }
@@ -194,10 +204,15 @@ internal sealed class SimDisk : ISlotStore
 
         var from = _image.Durable;
         _image.Durable = _image.Slots.Count;
+        var highest = _image.Mark.Highest;
         for (var i = from; i < _image.Durable; i++)
         {
+            highest = Math.Max(highest, BinaryPrimitives.ReadInt64LittleEndian(_image.Slots[i].AsSpan(8)));
             _image.OnDurable?.Invoke(_image, i, _image.Slots[i]);
         }
+
+        // FileSlotStore writes and flushes the mark after the data's fsync, before it answers.
+        _image.Mark = new DurableMark(_image.Durable, highest);
 
         var ready = _waiters.Where(w => w.Location < _image.Durable).ToList();
         _waiters.RemoveAll(w => w.Location < _image.Durable);
