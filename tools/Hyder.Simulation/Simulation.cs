@@ -92,6 +92,7 @@ public static class Simulation
             }
         }
 
+        cluster.PowerOff();
         return new SimResult(
             options,
             cluster.Failure,

@@ -146,7 +146,16 @@ internal sealed partial class ServerNode
         _log.Halt();
         _broadcast?.Kill();
         _crashed.TrySetResult();
+
+        Release();
     }
+
+    /// <summary>
+    /// Frees what a process's end frees: the server's meter, the one object outside the server
+    /// that holds it (the runtime's list of live meters). Without this every server of a sweep
+    /// stayed reachable, about 2.7 MB a seed, and a 10,000-seed sweep ran out of memory.
+    /// </summary>
+    public void Release() => _server?.Metrics.Dispose();
 
     /// <summary>A reader that gave up (the log did not answer for the whole operation timeout) stops the server: restart it.</summary>
     private async Task WatchAsync(TransactionServer server)

@@ -278,7 +278,7 @@ internal sealed partial class SimCluster
         {
             _sequencer = new Sequencer();
             Trace.Add("sequencer up (not ready until a new epoch)");
-            await NewEpochAsync("sequencer restart");
+            await NewEpochAsync("sequencer restart", wait: true);
         }
     }
 

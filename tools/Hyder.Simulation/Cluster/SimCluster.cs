@@ -264,14 +264,34 @@ internal sealed partial class SimCluster
 
     public ServerNode? Server(string name) => _servers[name];
 
+    /// <summary>The run is over: every server still up is released as a process's end would.</summary>
+    public void PowerOff()
+    {
+        foreach (var server in _servers.Values)
+        {
+            server?.Release();
+        }
+    }
+
     public IEnumerable<string> ServerNames => _servers.Keys;
 
-    /// <summary>Moves the log to a new epoch (what a restarted sequencer's host does), retrying until it succeeds.</summary>
-    private async Task NewEpochAsync(string why)
+    /// <summary>
+    /// Moves the log to a new epoch (what a restarted sequencer's host does), retrying until it
+    /// succeeds. A random one is dropped while another reconfiguration runs;
+    /// one that must happen (<paramref name="wait"/>: a restarted sequencer is not ready until a
+    /// new epoch, and the running reconfiguration may have reset the incarnation that crashed)
+    /// waits for it and runs after it (seed 42792 with --split-phases --stripes --replace-units).
+    /// </summary>
+    private async Task NewEpochAsync(string why, bool wait = false)
     {
-        if (_reconfiguring)
+        if (_reconfiguring && !wait)
         {
             return;
+        }
+
+        while (_reconfiguring)
+        {
+            await Task.Delay(TimeSpan.FromMilliseconds(10), Scheduler.Time);
         }
 
         _reconfiguring = true;
