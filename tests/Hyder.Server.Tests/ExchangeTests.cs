@@ -31,7 +31,7 @@ public sealed class ExchangeTests
         Assert.Equal(0, b.CachedBlocks);
         Assert.Equal(new BroadcastCounters(
             Published: 100, Sent: 100, Dropped: 0, Received: 100, Hits: 100, Misses: 100, CorruptFrames: 0,
-            Connections: 1, Reconnects: 0, Refused: 0, Ignored: 0, Evicted: 0), a.Counters);
+            Connections: 1, Reconnects: 0, Refused: 0, Ignored: 0, Evicted: 0, TimedOut: 0), a.Counters);
     }
 
     [Fact]

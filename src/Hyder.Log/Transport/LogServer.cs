@@ -62,7 +62,7 @@ public sealed partial class LogServer : IAsyncDisposable
     /// <summary>Plaintext or mutual TLS.</summary>
     public TransportSecurity Security { get; }
 
-    /// <summary>Connections refused at the TLS handshake (wrong CA, no certificate, plaintext, too slow).</summary>
+    /// <summary>Connections refused at the TLS handshake (wrong CA, no certificate, plaintext); a handshake that only timed out is not counted.</summary>
     public long RefusedConnections => Interlocked.Read(ref _refused);
 
     internal void CountRefused() => Interlocked.Increment(ref _refused);

@@ -42,9 +42,14 @@ internal sealed partial class ServerConnection : IDisposable
         }
         catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
         {
-            if (e is ClusterTlsException)
+            if (e is ClusterTlsException tls)
             {
-                _server.CountRefused();
+                // A client that only ran out of time (an overloaded host) was not refused.
+                if (!tls.TimedOut)
+                {
+                    _server.CountRefused();
+                }
+
                 LogRefused(e.Message);
             }
 

@@ -288,7 +288,7 @@ public sealed class TransportSecurity : IDisposable
                 IOException or SocketException when role == "server" => "closed the connection during the TLS handshake (is it serving plaintext, or did it refuse this member's certificate?)",
                 _ => $"failed the TLS handshake: {e.Message}",
             };
-        return new ClusterTlsException(peer, reason, e);
+        return new ClusterTlsException(peer, reason, e) { TimedOut = check.Refusal is null && e is OperationCanceledException };
     }
 
     private X509ChainPolicy Policy(Oid usage)
@@ -429,6 +429,12 @@ public sealed class ClusterTlsException : IOException
         Peer = peer;
         Reason = reason;
     }
+
+    /// <summary>
+    /// The handshake did not finish within its timeout: nothing was refused, the peer (or this
+    /// host) may only be slow; a link retries.
+    /// </summary>
+    public bool TimedOut { get; init; }
 
     /// <summary>Creates the exception.</summary>
     public ClusterTlsException()

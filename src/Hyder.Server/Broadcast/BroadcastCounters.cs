@@ -10,9 +10,10 @@ namespace Hyder.Server.Broadcast;
 /// <param name="CorruptFrames">Inbound connections closed for a malformed frame or a checksum mismatch.</param>
 /// <param name="Connections">Outbound connections that completed their handshake.</param>
 /// <param name="Reconnects">Outbound handshakes with a peer after the first one with that peer.</param>
-/// <param name="Refused">Handshakes refused, either way: another cluster id, or a peer using this server's id.</param>
+/// <param name="Refused">Handshakes refused, either way: a TLS peer this member does not accept (or that does not accept it), another cluster id, or a peer using this server's id.</param>
 /// <param name="Ignored">Received blocks not cached: the position was held already or was below the discard floor.</param>
 /// <param name="Evicted">Cached blocks evicted, lowest position first, to stay within the cache capacity.</param>
+/// <param name="TimedOut">TLS handshakes, either way, that did not finish within the handshake timeout (a slow or overloaded peer); the link retries.</param>
 public readonly record struct BroadcastCounters(
     long Published,
     long Sent,
@@ -25,4 +26,5 @@ public readonly record struct BroadcastCounters(
     long Reconnects,
     long Refused,
     long Ignored,
-    long Evicted);
+    long Evicted,
+    long TimedOut);

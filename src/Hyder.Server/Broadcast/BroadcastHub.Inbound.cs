@@ -48,9 +48,9 @@ public sealed partial class BroadcastHub
         }
         catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
         {
-            if (e is ClusterTlsException)
+            if (e is ClusterTlsException tls)
             {
-                Interlocked.Increment(ref RefusedCount);
+                Interlocked.Increment(ref tls.TimedOut ? ref TimedOutCount : ref RefusedCount);
                 LogRefusedTls(e.Message);
             }
 

@@ -44,6 +44,7 @@ public sealed partial class BroadcastHub : IAsyncDisposable
     internal long ConnectionCount;
     internal long ReconnectCount;
     internal long RefusedCount;
+    internal long TimedOutCount;
 
     /// <summary>Creates a hub; nothing listens or connects until <see cref="StartAsync"/>.</summary>
     public BroadcastHub(BroadcastOptions options, ILogger<BroadcastHub>? logger = null)
@@ -93,7 +94,8 @@ public sealed partial class BroadcastHub : IAsyncDisposable
         Interlocked.Read(ref ReconnectCount),
         Interlocked.Read(ref RefusedCount),
         _cache.Ignored,
-        _cache.Evicted);
+        _cache.Evicted,
+        Interlocked.Read(ref TimedOutCount));
 
     internal ILogger Logger => _logger;
 

@@ -95,7 +95,8 @@ internal sealed partial class PeerLink(BroadcastHub hub, IPEndPoint endPoint)
         }
         catch (ClusterTlsException e)
         {
-            Interlocked.Increment(ref hub.RefusedCount);
+            // A handshake that only ran out of time (an overloaded host) is retried, not a refusal.
+            Interlocked.Increment(ref e.TimedOut ? ref hub.TimedOutCount : ref hub.RefusedCount);
             LogTlsRefused(e.Message);
             return false;
         }
