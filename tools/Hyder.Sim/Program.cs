@@ -73,7 +73,7 @@ internal static class SimCommand
         catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
         {
             error.WriteLine($"sim: {e.Message}");
-            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash|broadcast] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast] [--split-phases] [--stripes] [--replace-units]");
+            error.WriteLine("usage: sim (--seed S | --seeds N | --minutes M) [--start S] [--faults none|default|network|crash|torn|broadcast] [--isolation serializable|si] [--duration-ms D] [--long] [--broadcast] [--trust-broadcast] [--split-phases] [--stripes] [--replace-units]");
             return 2;
         }
 

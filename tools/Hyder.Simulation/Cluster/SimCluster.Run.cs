@@ -191,6 +191,26 @@ internal sealed partial class SimCluster
             }
         }
 
+        // Tested before it draws, so that profiles without it keep their random streams.
+        if (f.CrashMidWrite > 0 && r.NextDouble() < f.CrashMidWrite)
+        {
+            var name = Pick(_units);
+            if (_live[name] is not null && _disks[name].OnNextAppend is null)
+            {
+                // The unit is inside its append (under its lock): crash it at once after that
+                // step, before the fsync (at least 0.05 ms away) covers the slot, and tear it.
+                _disks[name].OnNextAppend = () => Scheduler.After(TimeSpan.Zero, () =>
+                {
+                    if (_live[name] is not null && !_clientsStop)
+                    {
+                        Trace.Add($"{name} crashes mid-write");
+                        CrashUnit(name, midWrite: true);
+                        Scheduler.After(FaultLength(), () => StartUnit(name));
+                    }
+                });
+            }
+        }
+
         if (r.NextDouble() < f.CrashServer)
         {
             var name = Pick(_servers.Keys.ToList());
@@ -288,6 +308,7 @@ internal sealed partial class SimCluster
         {
             disk.Full = false;
             disk.SlowSync = TimeSpan.Zero;
+            disk.OnNextAppend = null;
         }
 
         _meldStalls.Clear();

@@ -203,7 +203,7 @@ internal sealed partial class SimCluster
         Invariants.DisksChanged();
     }
 
-    private void CrashUnit(string name)
+    private void CrashUnit(string name, bool midWrite = false)
     {
         if (_live[name] is not { } live)
         {
@@ -212,7 +212,7 @@ internal sealed partial class SimCluster
 
         live.Disk.Kill();
         _live[name] = null;
-        _disks[name].Crash(Scheduler.Random);
+        _disks[name].Crash(Scheduler.Random, tear: midWrite);
         Stats.UnitCrashes++;
         Trace.Add($"{name} crashed ({_disks[name].Slots.Count} slot(s) on disk, {_disks[name].Durable} durable)");
         Invariants.DisksChanged();

@@ -24,6 +24,13 @@ public sealed record FaultProfile
     public static FaultProfile Crash { get; } = None with { Name = "crash", CrashUnit = 0.12, CrashServer = 0.1, CrashSequencer = 0.05, BitFlip = 0.1, FullDisk = 0.05, SlowDisk = 0.05, NewEpoch = 0.05, Trim = 0.1 };
 
     /// <summary>
+    /// <see cref="Crash"/>, and log units that crash as a write lands, before the fsync that
+    /// would cover it, so that their disks keep a torn or partial tail: what the durable mark
+    /// (<c>durable.mark</c>) tells from a flipped bit in a durable slot.
+    /// </summary>
+    public static FaultProfile Torn { get; } = Crash with { Name = "torn", CrashMidWrite = 0.3 };
+
+    /// <summary>
     /// Every fault of <see cref="Default"/>, and on the broadcast path forged but well-formed
     /// blocks besides lost, duplicated and slowed ones (servers broadcast in this profile).
     /// </summary>
@@ -37,7 +44,8 @@ public sealed record FaultProfile
         "network" => Network,
         "crash" => Crash,
         "broadcast" => Broadcast,
-        _ => throw new ArgumentException($"unknown fault profile '{name}' (none, default, network, crash, broadcast)", nameof(name)),
+        "torn" => Torn,
+        _ => throw new ArgumentException($"unknown fault profile '{name}' (none, default, network, crash, torn, broadcast)", nameof(name)),
     };
 
     /// <summary>The profile's name.</summary>
@@ -57,6 +65,13 @@ public sealed record FaultProfile
 
     /// <summary>Per injector step: crash a log unit (restarted after a while from its disk).</summary>
     public double CrashUnit { get; init; } = 0.06;
+
+    /// <summary>
+    /// Per injector step: crash a log unit right after its next slot is appended, before an fsync
+    /// covers it (its disk may keep, lose or tear that slot); restarted after a while. Only the
+    /// <see cref="Torn"/> profile sets it, so the other profiles' seeds replay as before.
+    /// </summary>
+    public double CrashMidWrite { get; init; }
 
     /// <summary>Per injector step: crash a transaction server (restarted after a while, from the latest checkpoint).</summary>
     public double CrashServer { get; init; } = 0.05;

@@ -39,6 +39,9 @@ public sealed class DiskImage(string name, int blockSize)
     /// <summary>Bits flipped so far.</summary>
     public int Flips { get; private set; }
 
+    /// <summary>Called once, then cleared, right after the next slot is appended (the crash-mid-write fault).</summary>
+    public Action? OnNextAppend { get; set; }
+
     /// <summary>Called with (location, slot bytes) when a slot becomes durable.</summary>
     public Action<DiskImage, int, byte[]>? OnDurable { get; set; }
 
@@ -46,12 +49,14 @@ public sealed class DiskImage(string name, int blockSize)
     /// A crash: unsynced slots are lost, except that the disk may have written some of them in
     /// order before the power went, and the one after those may be torn (a prefix written).
     /// </summary>
-    public void Crash(Random random)
+    /// <param name="random">The run's random source.</param>
+    /// <param name="tear">Crash mid-write: the first unsynced slot, if any, is torn for certain.</param>
+    public void Crash(Random random, bool tear = false)
     {
         var unsynced = Slots.Count - Durable;
-        var kept = unsynced == 0 ? 0 : random.Next(unsynced + 1);
+        var kept = unsynced == 0 || tear ? 0 : random.Next(unsynced + 1);
         var keepUntil = Durable + kept;
-        if (keepUntil < Slots.Count && random.Next(3) == 0)
+        if (keepUntil < Slots.Count && (tear || random.Next(3) == 0))
         {
             // Torn: only a prefix of the next slot reached the platter; the rest reads as zeros.
             var torn = Slots[keepUntil];
@@ -165,6 +170,12 @@ internal sealed class SimDisk : ISlotStore
         }
 
         _image.Slots.Add(slot.ToArray());
+        if (_image.OnNextAppend is { } hook)
+        {
+            _image.OnNextAppend = null;
+            hook();
+        }
+
         return _image.Slots.Count - 1;
     }
 
