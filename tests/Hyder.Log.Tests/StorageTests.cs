@@ -175,10 +175,11 @@ public sealed class StorageTests(ITestOutputHelper output)
             }
         }
 
+        // Damaged and too long: the new mark must still be read back whole.
         var mark = Path.Combine(dir.Path, DurableMark.FileName);
         var bytes = File.ReadAllBytes(mark);
         bytes[9] ^= 1;
-        File.WriteAllBytes(mark, bytes);
+        File.WriteAllBytes(mark, [.. bytes, 0, 0, 0]);
         FlipBit(dir.Path, 9, SlotHeader.Size + 3);
         using (var reopened = OpenUnit(dir.Path, slotsPerSegment: 64))
         {

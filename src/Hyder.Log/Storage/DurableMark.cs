@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using Microsoft.Win32.SafeHandles;
 
 namespace Hyder.Log.Storage;
@@ -7,10 +6,9 @@ namespace Hyder.Log.Storage;
 /// How far a unit's fsyncs reached: every slot below <see cref="Slots"/> was durable, and no durable
 /// slot holds an address above <see cref="Highest"/>. Recovery needs it to tell a torn write (after
 /// the mark: never acknowledged, cut) from a flipped bit in a durable slot (before it: kept as
-/// corrupt, its address still counted by the seal). Stored as <c>durable.mark</c>, 32 bytes
-/// little-endian, overwritten in place after each group fsync and flushed before that fsync's
-/// writers are answered:
-/// <code>0 u32 magic "HYLD"  4 u16 version  6 u16 zero  8 i64 slots  16 i64 highest address  24 u32 zero  28 u32 CRC-32C of 0..28</code>
+/// corrupt, its address still counted by the seal). Stored as <c>durable.mark</c>, a
+/// <see cref="SmallRecord"/> (magic "HYLD"; slots, highest address), overwritten in place after
+/// each group fsync and flushed before that fsync's writers are answered.
 /// </summary>
 /// <param name="Slots">Slots (locations) made durable.</param>
 /// <param name="Highest">The highest log address among them; -1 if none.</param>
@@ -19,7 +17,6 @@ internal readonly record struct DurableMark(long Slots, long Highest)
     /// <summary>The file name inside a unit's data directory.</summary>
     public const string FileName = "durable.mark";
 
-    private const int Size = 32;
     private const uint Magic = 0x444C5948;
 
     /// <summary>The mark of a unit that has made nothing durable.</summary>
@@ -37,17 +34,9 @@ internal readonly record struct DurableMark(long Slots, long Highest)
             return None;
         }
 
-        var bytes = File.ReadAllBytes(path);
-        if (bytes.Length != Size
-            || BinaryPrimitives.ReadUInt32LittleEndian(bytes) != Magic
-            || BinaryPrimitives.ReadUInt16LittleEndian(bytes.AsSpan(4)) != 1
-            || BinaryPrimitives.ReadUInt32LittleEndian(bytes.AsSpan(28)) != Crc32C.Compute(bytes.AsSpan(0, 28)))
-        {
-            return null;
-        }
-
-        var mark = new DurableMark(BinaryPrimitives.ReadInt64LittleEndian(bytes.AsSpan(8)), BinaryPrimitives.ReadInt64LittleEndian(bytes.AsSpan(16)));
-        return mark.Slots >= 0 && mark.Highest >= -1 ? mark : null;
+        return SmallRecord.TryDecode(File.ReadAllBytes(path), Magic, out var slots, out var highest) && slots >= 0 && highest >= -1
+            ? new DurableMark(slots, highest)
+            : null;
     }
 
     /// <summary>
@@ -59,6 +48,9 @@ internal readonly record struct DurableMark(long Slots, long Highest)
         var path = Path.Combine(directory, FileName);
         var existed = File.Exists(path);
         var handle = File.OpenHandle(path, FileMode.OpenOrCreate, FileAccess.Write);
+
+        // A damaged file may have another length; the record is exactly one.
+        RandomAccess.SetLength(handle, SmallRecord.Size);
         current.Write(handle);
         if (!existed)
         {
@@ -71,13 +63,8 @@ internal readonly record struct DurableMark(long Slots, long Highest)
     /// <summary>Overwrites the mark in place and flushes it (32 bytes, one sector).</summary>
     public void Write(SafeFileHandle handle)
     {
-        Span<byte> bytes = stackalloc byte[Size];
-        bytes.Clear();
-        BinaryPrimitives.WriteUInt32LittleEndian(bytes, Magic);
-        BinaryPrimitives.WriteUInt16LittleEndian(bytes[4..], 1);
-        BinaryPrimitives.WriteInt64LittleEndian(bytes[8..], Slots);
-        BinaryPrimitives.WriteInt64LittleEndian(bytes[16..], Highest);
-        BinaryPrimitives.WriteUInt32LittleEndian(bytes[28..], Crc32C.Compute(bytes[..28]));
+        Span<byte> bytes = stackalloc byte[SmallRecord.Size];
+        SmallRecord.Encode(bytes, Magic, Slots, Highest);
         RandomAccess.Write(handle, bytes, 0);
         RandomAccess.FlushToDisk(handle);
     }

@@ -55,7 +55,7 @@ public sealed partial class LogUnit
     [LoggerMessage(Level = LogLevel.Information, Message = "Log unit recovered: {Report}; sealed epoch {Epoch}, trim mark {TrimMark}, highest address {Highest}")]
     private partial void LogRecovered(RecoveryReport report, long epoch, long trimMark, long highest);
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "The durable mark (durable.mark) is damaged: a damaged slot at the end of the log was judged torn and cut; a new mark is written")]
+    [LoggerMessage(Level = LogLevel.Warning, Message = "The durable mark (durable.mark) is damaged: bad slots at the end of the log were judged as if there were no mark (cut as torn); with group commit a new mark is written")]
     private partial void LogMarkDamaged();
 
     [LoggerMessage(Level = LogLevel.Error, Message = "Recovery found {Count} corrupt durable slot(s); known addresses answer Corrupt: [{Addresses}]")]
