@@ -169,6 +169,25 @@ public sealed class SimulationTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void RecoveryThatIgnoresTheDurableMarkIsCaught()
+    {
+        // The planted bug: recovery cuts every bad slot after the last intact one, as before the
+        // durable mark, so a bit flipped in a down head's last durable slot (profile `torn` aims
+        // there) silently drops a block that was acknowledged.
+        var (caught, example) = Mutations.Run(40, seed => new SimOptions
+        {
+            Seed = seed,
+            Faults = FaultProfile.Torn,
+            PlantIgnoreDurableMark = true,
+        });
+
+        output.WriteLine($"caught in {caught} of 40 seeds; e.g. {example}");
+        Assert.True(caught >= 3, $"caught in only {caught} of 40 seeds");
+        Assert.Contains("replay: sim --seed", example);
+        Assert.Contains("recovery cut durable slots", example);
+    }
+
+    [Fact]
     public void TrimmingPastTheRuleIsCaught()
     {
         // The planted bug: every trim removes 30 positions more than the rule allows, past the

@@ -65,7 +65,7 @@ internal sealed partial class SimCluster
     /// <summary>A new unit with an empty disk, on the network and up.</summary>
     private void MakeUnit(string name)
     {
-        var disk = new DiskImage(name, Options.BlockSize) { AckBeforeSync = Options.PlantAckBeforeSync };
+        var disk = new DiskImage(name, Options.BlockSize) { AckBeforeSync = Options.PlantAckBeforeSync, IgnoreMark = Options.PlantIgnoreDurableMark };
         disk.OnDurable = (image, _, slot) => Invariants.Durable(image.Name, slot, image.BlockSize);
         _disks[name] = disk;
         Network.Register(name, () => _live.GetValueOrDefault(name)?.Unit);

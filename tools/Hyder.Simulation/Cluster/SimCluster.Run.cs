@@ -239,10 +239,15 @@ internal sealed partial class SimCluster
             // Only the head of each chain has a flaky disk, and only a block with an intact durable
             // copy on another replica is hit: the log tolerates one bad copy, not a bad only copy
             // (docs/simulation.md, "findings").
-            var name = Pick(_units.Where((_, i) => i % Options.Replicas == 0).ToList());
+            // Profile `torn` aims at a head that is down, and at its last durable slot: the slot
+            // its recovery must keep as corrupt rather than cut as torn (the durable mark).
+            var heads = _units.Where((_, i) => i % Options.Replicas == 0).ToList();
+            var down = f.FlipLastWhileDown ? heads.Where(u => _live[u] is null).ToList() : [];
+            var name = Pick(down.Count > 0 ? down : heads);
             var held = DurableBlocks();
             var disk = _disks[name];
-            var candidates = Enumerable.Range(0, Math.Min(disk.Durable, disk.Slots.Count))
+            var durable = Math.Min(disk.Durable, disk.Slots.Count);
+            var candidates = Enumerable.Range(down.Count > 0 ? Math.Max(0, durable - 1) : 0, down.Count > 0 ? Math.Min(1, durable) : durable)
                 .Where(i => Hyder.Log.Storage.SlotHeader.Check(disk.Slots[i], disk.BlockSize, out _, out var a, out _) == Hyder.Log.Storage.SlotCheck.Ok
                     && ChainOf(a).Any(u => u != name && held.ContainsKey((u, a))))
                 .ToList();

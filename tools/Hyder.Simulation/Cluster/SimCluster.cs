@@ -57,7 +57,7 @@ internal sealed partial class SimCluster
             {
                 var name = $"u{c}{r}";
                 _units.Add(name);
-                var disk = new DiskImage(name, options.BlockSize) { AckBeforeSync = options.PlantAckBeforeSync };
+                var disk = new DiskImage(name, options.BlockSize) { AckBeforeSync = options.PlantAckBeforeSync, IgnoreMark = options.PlantIgnoreDurableMark };
                 disk.OnDurable = (image, _, slot) => Invariants.Durable(image.Name, slot, image.BlockSize);
                 _disks[name] = disk;
                 Network.Register(name, () => _live[name]?.Unit);
@@ -193,10 +193,19 @@ internal sealed partial class SimCluster
             return;
         }
 
+        var durable = image.Durable;
         var disk = new SimDisk(image, Scheduler);
         var unit = LogUnit.OpenOn(disk, Options.BlockSize);
         _live[name] = (new CheckedUnit(this, name, unit), disk);
         var report = unit.Recovery;
+
+        // Recovery may cut only what no fsync covered: a durable slot, even a damaged one, may
+        // have been acknowledged (docs/log.md, "the durable mark").
+        if (image.Slots.Count < durable)
+        {
+            Violation($"{name}'s recovery cut durable slots: {durable} were durable, {image.Slots.Count} are left ({report})");
+        }
+
         Trace.Add($"{name} up: {report}");
         Stats.TornSlotsCut += report.TornSlotsCut;
         Stats.CorruptSlots += report.CorruptLocations.Count;

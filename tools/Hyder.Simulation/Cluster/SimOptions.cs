@@ -110,6 +110,9 @@ public sealed record SimOptions
     /// <summary>Planted bug: log units acknowledge writes before their fsync (the mutation test).</summary>
     public bool PlantAckBeforeSync { get; init; }
 
+    /// <summary>Planted bug: unit recovery ignores the durable mark and cuts every bad slot after the last intact one.</summary>
+    public bool PlantIgnoreDurableMark { get; init; }
+
     /// <summary>Planted bug: the last server skips this ordinal's intention (0: none).</summary>
     public long PlantSkipOrdinal { get; init; }
 

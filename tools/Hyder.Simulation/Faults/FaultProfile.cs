@@ -28,7 +28,7 @@ public sealed record FaultProfile
     /// would cover it, so that their disks keep a torn or partial tail: what the durable mark
     /// (<c>durable.mark</c>) tells from a flipped bit in a durable slot.
     /// </summary>
-    public static FaultProfile Torn { get; } = Crash with { Name = "torn", CrashMidWrite = 0.3 };
+    public static FaultProfile Torn { get; } = Crash with { Name = "torn", CrashMidWrite = 0.3, FlipLastWhileDown = true };
 
     /// <summary>
     /// Every fault of <see cref="Default"/>, and on the broadcast path forged but well-formed
@@ -72,6 +72,12 @@ public sealed record FaultProfile
     /// <see cref="Torn"/> profile sets it, so the other profiles' seeds replay as before.
     /// </summary>
     public double CrashMidWrite { get; init; }
+
+    /// <summary>
+    /// A bit flip hits, when a chain head is down, that head's last durable slot (one that its
+    /// recovery must keep as corrupt, not cut as torn). Only the <see cref="Torn"/> profile sets it.
+    /// </summary>
+    public bool FlipLastWhileDown { get; init; }
 
     /// <summary>Per injector step: crash a transaction server (restarted after a while, from the latest checkpoint).</summary>
     public double CrashServer { get; init; } = 0.05;

@@ -36,6 +36,9 @@ public sealed class DiskImage(string name, int blockSize)
     /// <summary>Planted bug for the mutation test: acknowledge writes before they are durable.</summary>
     public bool AckBeforeSync { get; set; }
 
+    /// <summary>Planted bug for the mutation test: recovery ignores the durable mark.</summary>
+    public bool IgnoreMark { get; set; }
+
     /// <summary>Bits flipped so far.</summary>
     public int Flips { get; private set; }
 
@@ -132,7 +135,7 @@ internal sealed class SimDisk : ISlotStore
             }
         }
 
-        var keep = (int)_image.Mark.Keep(lastIntact);
+        var keep = _image.IgnoreMark ? lastIntact + 1 : (int)_image.Mark.Keep(lastIntact);
         if (keep > _image.Slots.Count)
         {
             throw new InvalidOperationException($"{_image.Name} lost durable slots: its mark says {keep}, its disk holds {_image.Slots.Count}.");
@@ -159,6 +162,10 @@ internal sealed class SimDisk : ISlotStore
         report.TornBytesCut = (long)cut * SlotSize;
         _image.Slots.RemoveRange(keep, cut);
         _image.Durable = _image.Slots.Count;
+
+        // As FileSlotStore does: what recovery kept is flushed and the mark rewritten to cover it.
+        var highest = recovery.Slots.Aggregate(_image.Mark.Highest, (h, slot) => Math.Max(h, slot.Address));
+        _image.Mark = new DurableMark(_image.Slots.Count, highest);
         return recovery;
     }
 
