@@ -1,3 +1,4 @@
+using Hyder.Log.Storage;
 using Hyder.Log.Units;
 using Xunit;
 
@@ -8,6 +9,38 @@ public sealed class LogUnitTests
     private static LogUnit MemoryUnit(int blockSize = 256) => LogUnit.Open(new LogUnitOptions { BlockSize = blockSize });
 
     private static byte[] Bytes(byte value, int length = 16) => Enumerable.Repeat(value, length).ToArray();
+
+    /// <summary>
+    /// A duplicate or retried write (or a fill) of an address whose first write is not yet durable
+    /// is answered only once that slot is durable. Before, the repeat answered Written at once; a
+    /// client whose first request to the tail was delivered twice counted the chain complete and
+    /// acknowledged a block that a crash then took from the tail (the simulation's seed 70157).
+    /// </summary>
+    [Fact]
+    public async Task AnAnswerAboutASlotAlreadyThereWaitsUntilThatSlotIsDurable()
+    {
+        var store = new GatedStore(SlotHeader.Size + 256);
+        using var unit = LogUnit.OpenOn(store, 256);
+        var first = unit.WriteAsync(0, 7, Bytes(1)).AsTask();
+        var repeat = unit.WriteAsync(0, 7, Bytes(1)).AsTask();
+        var fill = unit.FillAsync(0, 7).AsTask();
+        var filled = unit.FillAsync(0, 8).AsTask();
+        var fillAgain = unit.FillAsync(0, 8).AsTask();
+        await Task.Delay(50);
+        Assert.All(new Task[] { first, repeat, fill, filled, fillAgain }, t => Assert.False(t.IsCompleted));
+
+        store.Sync();
+        Assert.Equal(LogStatus.Ok, (await first).Status);
+        Assert.Equal(LogStatus.Written, (await repeat).Status);
+        Assert.Equal(LogStatus.Written, (await fill).Status);
+        Assert.Equal(LogStatus.Ok, (await filled).Status);
+        Assert.Equal(LogStatus.Ok, (await fillAgain).Status);
+
+        // Once durable, a repeat is answered at once.
+        var late = unit.WriteAsync(0, 7, Bytes(1)).AsTask();
+        Assert.True(late.IsCompleted);
+        Assert.Equal(LogStatus.Written, (await late).Status);
+    }
 
     [Fact]
     public async Task SecondWriteToAnAddressAnswersWrittenAndChangesNothing()
@@ -86,5 +119,70 @@ public sealed class LogUnitTests
         Assert.Equal(LogStatus.Filled, (await unit.ReadAsync(0, 3, new byte[256])).Status);
         Assert.Equal(new UnitReply(LogStatus.Written, 1), await unit.WriteAsync(0, 3, Bytes(1)));
         Assert.Equal(LogStatus.Unwritten, (await unit.ReadAsync(0, 4, new byte[256])).Status);
+    }
+
+    /// <summary>Slots in memory that become durable only when the test says so.</summary>
+    private sealed class GatedStore(int slotSize) : ISlotStore
+    {
+        private readonly List<byte[]> _slots = [];
+        private readonly List<(long Location, TaskCompletionSource Done)> _waiters = [];
+        private int _durable;
+
+        public int SlotSize { get; } = slotSize;
+
+        public StoreRecovery Recover() => new();
+
+        public long Append(ReadOnlySpan<byte> slot, long address)
+        {
+            _slots.Add(slot.ToArray());
+            return _slots.Count - 1;
+        }
+
+        public ValueTask WaitDurableAsync(long location)
+        {
+            lock (_waiters)
+            {
+                if (location < _durable)
+                {
+                    return default;
+                }
+
+                var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                _waiters.Add((location, done));
+                return new ValueTask(done.Task);
+            }
+        }
+
+        /// <summary>An fsync: everything appended so far is durable.</summary>
+        public void Sync()
+        {
+            List<TaskCompletionSource> ready;
+            lock (_waiters)
+            {
+                _durable = _slots.Count;
+                ready = [.. _waiters.Where(w => w.Location < _durable).Select(w => w.Done)];
+                _waiters.RemoveAll(w => w.Location < _durable);
+            }
+
+            ready.ForEach(done => done.SetResult());
+        }
+
+        public bool TryRead(long location, Span<byte> slot)
+        {
+            _slots[(int)location].CopyTo(slot);
+            return true;
+        }
+
+        public void SaveMetadata(UnitMetadata metadata)
+        {
+        }
+
+        public void ReleaseBelow(long trimMark)
+        {
+        }
+
+        public void Dispose()
+        {
+        }
     }
 }

@@ -118,7 +118,10 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
             BufferPool.Arrays.Return(slot);
         }
 
-        return reply.Status != LogStatus.Ok ? new ValueTask<UnitReply>(reply) : DurableReply.When(_store.WaitDurableAsync(location), reply);
+        // A fresh slot, or an answer about one already there (a duplicate or retried write), is
+        // given only once that slot is durable: the writer must never count on a copy that a crash
+        // could still take back (the simulation's seed 70157).
+        return location < 0 ? new ValueTask<UnitReply>(reply) : DurableReply.When(_store.WaitDurableAsync(location), reply);
     }
 
     /// <inheritdoc />
@@ -143,7 +146,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         {
             SlotHeader.Encode(slot.AsSpan(0, _store.SlotSize), kind, address, []);
             var (reply, location) = AppendSlot(epoch, address, kind, slot);
-            if (reply.Status == LogStatus.Ok && location >= 0)
+            if (location >= 0)
             {
                 await _store.WaitDurableAsync(location).ConfigureAwait(false);
             }
@@ -173,7 +176,10 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
             var exists = _index.TryGetValue(address, out var existing);
             if (exists && (kind != SlotKind.Trim || existing.Kind == SlotKind.Trim))
             {
-                return (AnswerExisting(kind, existing.Kind), -1);
+                // An answer about a block or fill already there names its slot, so that the caller
+                // waits until it is durable (a trim or a trimmed address has nothing to wait for).
+                var answer = AnswerExisting(kind, existing.Kind);
+                return (answer, existing.Kind is SlotKind.Data or SlotKind.Fill ? existing.Location : -1);
             }
 
             // A trim supersedes whatever the address held; everything else fills an empty address.
