@@ -107,12 +107,15 @@ public sealed partial class ThreadedPipeline
         }
 
         _melded?.Invoke(v, outcome, _database.Current);
+
+        // Before the barrier may complete: whoever awaits it sees the barrier's ordinal melded
+        // (ABarrierAtTheEndOfTheLogCompletesWithoutALaterOrdinal once saw #1 after the barrier at #2).
+        Volatile.Write(ref _lastMelded, v);
         if (Volatile.Read(ref _capture) is { } capture && capture.Ordinal == v)
         {
             capture.SetFinal(_database.FinalMeld.NextEphemeralSequence, _database.PinCurrent());
         }
 
-        Volatile.Write(ref _lastMelded, v);
         _producer.Signal();
         Volatile.Write(ref _finalMeldTicks, _finalMeldTicks + (melded - started));
         Volatile.Write(ref _finalBusyTicks, _finalBusyTicks + (System.Diagnostics.Stopwatch.GetTimestamp() - started));
