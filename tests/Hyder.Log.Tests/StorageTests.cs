@@ -20,6 +20,16 @@ public sealed class StorageTests(ITestOutputHelper output)
         Fsync = fsync,
     });
 
+    /// <summary>Writes blocks 0..<paramref name="count"/> - 1 at <paramref name="first"/> on, each acknowledged (durable), and closes the unit.</summary>
+    private static async Task WriteDurable(string directory, int count, long first = 0)
+    {
+        using var unit = OpenUnit(directory, slotsPerSegment: 64);
+        for (var a = 0; a < count; a++)
+        {
+            Assert.Equal(LogStatus.Ok, (await unit.WriteAsync(0, first + a, Block(a))).Status);
+        }
+    }
+
     /// <summary>Flips one bit at <paramref name="offset"/> bytes into slot <paramref name="location"/> of the only segment.</summary>
     private static void FlipBit(string directory, int location, int offset)
     {
@@ -83,13 +93,7 @@ public sealed class StorageTests(ITestOutputHelper output)
     public async Task TornTailIsCutAtRecoveryAndItsAddressesCanBeWrittenAgain()
     {
         using var dir = new TempDirectory();
-        using (var unit = OpenUnit(dir.Path, slotsPerSegment: 64))
-        {
-            for (var a = 0; a < 9; a++)
-            {
-                await unit.WriteAsync(0, a, Block(a));
-            }
-        }
+        await WriteDurable(dir.Path, 9);
 
         // The tenth write never becomes durable (no fsync covers it), so the mark stays at 9 slots.
         using (var unit = OpenUnit(dir.Path, slotsPerSegment: 64, fsync: FsyncPolicy.None))
@@ -131,13 +135,7 @@ public sealed class StorageTests(ITestOutputHelper output)
     public async Task AFlippedBitInTheLastDurableSlotIsCorruptionNotATornTail(int offset, bool headerIntact)
     {
         using var dir = new TempDirectory();
-        using (var unit = OpenUnit(dir.Path, slotsPerSegment: 64))
-        {
-            for (var a = 0; a < 10; a++)
-            {
-                await unit.WriteAsync(0, 100 + a, Block(a));
-            }
-        }
+        await WriteDurable(dir.Path, 10, first: 100);
 
         FlipBit(dir.Path, 9, offset);
         using (var reopened = OpenUnit(dir.Path, slotsPerSegment: 64))
@@ -167,13 +165,7 @@ public sealed class StorageTests(ITestOutputHelper output)
     public async Task WithItsDurableMarkDamagedAUnitJudgesItsTailAsBeforeAndWritesANewMark()
     {
         using var dir = new TempDirectory();
-        using (var unit = OpenUnit(dir.Path, slotsPerSegment: 64))
-        {
-            for (var a = 0; a < 10; a++)
-            {
-                await unit.WriteAsync(0, a, Block(a));
-            }
-        }
+        await WriteDurable(dir.Path, 10);
 
         // Damaged and too long: the new mark must still be read back whole.
         var mark = Path.Combine(dir.Path, DurableMark.FileName);
@@ -195,13 +187,7 @@ public sealed class StorageTests(ITestOutputHelper output)
     public async Task ADataDirectoryMissingDurableSlotsRefusesToStart()
     {
         using var dir = new TempDirectory();
-        using (var unit = OpenUnit(dir.Path, slotsPerSegment: 64))
-        {
-            for (var a = 0; a < 10; a++)
-            {
-                await unit.WriteAsync(0, a, Block(a));
-            }
-        }
+        await WriteDurable(dir.Path, 10);
 
         var segment = Directory.GetFiles(dir.Path, "segment-*.log").Single();
         using (var file = new FileStream(segment, FileMode.Open, FileAccess.ReadWrite))
