@@ -211,7 +211,6 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         return new V1.TrimResponse { TrimmedBelow = mark };
     }
 
-    /// <summary>PERMISSION_DENIED for a write by a caller below the writer role.</summary>
     /// <summary>
     /// A one-shot transaction's request, checked and mapped as <see cref="Execute"/> and
     /// <see cref="ExecuteStream"/> both run it: the caller's role against every write, then the
@@ -227,6 +226,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         return (Messages.ToEngine(request.Isolation), Messages.ToEngine(request.Operations, _limits));
     }
 
+    /// <summary>PERMISSION_DENIED for a write by a caller below the writer role.</summary>
     private static void CheckWrite(CallerIdentity caller, V1.Operation operation)
     {
         if (caller.Role < ClientRole.Writer && HyderAccess.IsWrite(operation))

@@ -247,7 +247,8 @@ internal sealed partial class SimCluster
             var held = DurableBlocks();
             var disk = _disks[name];
             var durable = Math.Min(disk.Durable, disk.Slots.Count);
-            var candidates = Enumerable.Range(down.Count > 0 ? Math.Max(0, durable - 1) : 0, down.Count > 0 ? Math.Min(1, durable) : durable)
+            var from = down.Count > 0 ? Math.Max(0, durable - 1) : 0;
+            var candidates = Enumerable.Range(from, durable - from)
                 .Where(i => Hyder.Log.Storage.SlotHeader.Check(disk.Slots[i], disk.BlockSize, out _, out var a, out _) == Hyder.Log.Storage.SlotCheck.Ok
                     && ChainOf(a).Any(u => u != name && held.ContainsKey((u, a))))
                 .ToList();
