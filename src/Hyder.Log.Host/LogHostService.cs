@@ -45,6 +45,7 @@ internal sealed partial class LogHostService : BackgroundService
                     DataDirectory = Path.Combine(_settings.DataDirectory!, "unit"),
                     SlotsPerSegment = _settings.SlotsPerSegment,
                     Fsync = _settings.Fsync,
+                    CommitDelay = _settings.CommitDelay,
                 },
                 _loggers.CreateLogger<LogUnit>());
         }

@@ -3,6 +3,7 @@ using System.Net;
 using Hyder.Hosting;
 using Hyder.Log.Storage;
 using Hyder.Log.Transport;
+using Hyder.Log.Units;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -41,6 +42,12 @@ internal static class ServeCommand
     {
         Description = "group: acknowledge after a group-commit fsync (default); none: after the write reaches the page cache.",
         DefaultValueFactory = _ => "group",
+    };
+
+    private static readonly Option<int> s_commitDelay = new("--commit-delay-us")
+    {
+        Description = "Microseconds a group commit waits for more writes before its fsync, when the previous fsync covered at least 5 slots and this process has work queued (default 0: never; docs/log.md).",
+        DefaultValueFactory = _ => 0,
     };
 
     private static readonly Option<string?> s_logFormat = new("--log-format")
@@ -90,6 +97,7 @@ internal static class ServeCommand
         root.Options.Add(s_blockSize);
         root.Options.Add(s_slots);
         root.Options.Add(s_fsync);
+        root.Options.Add(s_commitDelay);
         root.Options.Add(ProjectionStore);
         root.Options.Add(s_logFormat);
         root.Options.Add(s_logTarget);
@@ -188,6 +196,12 @@ internal static class ServeCommand
             throw new HostConfigurationException($"--slots-per-segment {slots}: a segment holds at least two slots.");
         }
 
+        var commitDelay = parse.GetValue(s_commitDelay);
+        if (commitDelay < 0 || commitDelay > LogUnitOptions.MaxCommitDelay.TotalMicroseconds)
+        {
+            throw new HostConfigurationException($"--commit-delay-us {commitDelay} is outside 0..{LogUnitOptions.MaxCommitDelay.TotalMicroseconds} microseconds.");
+        }
+
         HostLogOptions logging;
         try
         {
@@ -228,6 +242,7 @@ internal static class ServeCommand
             BlockSize = blockSize,
             SlotsPerSegment = slots,
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
+            CommitDelay = TimeSpan.FromMicroseconds(commitDelay),
             ProjectionStore = parse.GetValue(ProjectionStore),
             Logging = logging,
             MetricsListen = parse.GetValue(s_metricsListen),
@@ -266,6 +281,8 @@ internal sealed class HostSettings
     public int SlotsPerSegment { get; init; }
 
     public FsyncPolicy Fsync { get; init; }
+
+    public TimeSpan CommitDelay { get; init; }
 
     public string? ProjectionStore { get; init; }
 

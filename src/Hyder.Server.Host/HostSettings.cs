@@ -38,6 +38,7 @@ internal static class SettingKeys
     public const string Data = "Log:Data";
     public const string Log = "Log:ProjectionStore";
     public const string Fsync = "Log:Fsync";
+    public const string CommitDelay = "Log:CommitDelayMicroseconds";
     public const string PremeldThreads = "Cluster:PremeldThreads";
     public const string Distance = "Cluster:Distance";
     public const string GroupMeld = "Cluster:GroupMeld";
@@ -102,6 +103,7 @@ internal static class SettingKeys
         Data => "--data",
         Log => "--log",
         Fsync => "--fsync",
+        CommitDelay => "--commit-delay-us",
         PremeldThreads => "--premeld-threads",
         Distance => "--distance",
         GroupMeld => "--group-meld",
@@ -173,6 +175,9 @@ internal sealed partial class HostSettings
     public string? DataDirectory { get; init; }
 
     public FsyncPolicy Fsync { get; init; }
+
+    /// <summary>The embedded log's group-commit delay (<see cref="Hyder.Log.Units.LogUnitOptions.CommitDelay"/>).</summary>
+    public TimeSpan CommitDelay { get; init; } = Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay;
 
     /// <summary>The remote log's projection store (file:, etcd: or tcp:).</summary>
     public string? ProjectionStore { get; init; }
@@ -302,6 +307,12 @@ internal sealed partial class HostSettings
             Embedded = embedded,
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = fsync == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
+            CommitDelay = TimeSpan.FromMicroseconds(Int(
+                c,
+                SettingKeys.CommitDelay,
+                (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
+                0,
+                (int)Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds)),
             ProjectionStore = store,
             BroadcastListen = broadcastListen ?? (peers.Count > 0 ? new IPEndPoint(IPAddress.Loopback, 0) : null),
             Peers = peers,

@@ -186,6 +186,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
                     DataDirectory = directory,
                     BlockSize = Math.Max(_settings.Server.Cluster.BlockSize, Hyder.Log.Units.LogUnitOptions.DefaultBlockSize),
                     Fsync = _settings.Fsync,
+                    CommitDelay = _settings.CommitDelay,
                 },
                 _loggers,
                 cancellationToken).ConfigureAwait(false);

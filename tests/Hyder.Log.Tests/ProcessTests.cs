@@ -35,6 +35,8 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--port", "--port", "-1")]
     [InlineData("--block-size", "--block-size", "0")]
     [InlineData("--slots-per-segment", "--slots-per-segment", "1")]
+    [InlineData("--commit-delay-us", "--commit-delay-us", "-1")]
+    [InlineData("--commit-delay-us", "--commit-delay-us", "100001")]
     public async Task ABadValueExitsWithCode2AndNamesTheOption(string option, params string[] bad)
     {
         using var dir = new TempDirectory();

@@ -103,6 +103,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--log", "--embedded --log tcp:127.0.0.1:7100")]
     [InlineData("--data", "--log file:/nonexistent --data /tmp/x")]
     [InlineData("--fsync", "--embedded --fsync sometimes")]
+    [InlineData("--commit-delay-us", "--embedded --commit-delay-us 200000")]
     [InlineData("--max-top-k", "--embedded --max-top-k 2000")]
     [InlineData("--spin", "--embedded --spin sometimes")]
     [InlineData("--broadcast-trust", "--embedded --broadcast-trust maybe")]

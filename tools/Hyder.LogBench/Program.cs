@@ -7,7 +7,7 @@ using Hyder.LogBench;
 
 // Loopback appends/s through client -> sequencer -> chain of real unit processes.
 //   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
-//       [--chains 1] [--block-size 8192] [--fsync group|none] [--warmup 2] [--tokens] [--embedded] [--batch-tokens] [--tls]
+//       [--chains 1] [--block-size 8192] [--fsync group|none] [--commit-delay-us N] [--warmup 2] [--tokens] [--embedded] [--batch-tokens] [--tls]
 const string Usage = """
     Hyder.LogBench: appends/s of fixed-size blocks through client -> sequencer -> chain of log units on loopback.
 
@@ -19,6 +19,7 @@ const string Usage = """
       --chains N         chains the log is striped over (default 1)
       --block-size N     block size in bytes (default 8192)
       --fsync group|none group commit (durable, default) or no fsync
+      --commit-delay-us N  the units' group-commit delay (docs/log.md; default: 200 embedded, 0 in unit processes)
       --tokens           also measure sequencer tokens/s
       --embedded         units, sequencer and client in this process (no sockets)
       --batch-tokens     let overlapping appends share one token request
@@ -50,7 +51,7 @@ var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppConte
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
 Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
-    $"{settings.BlockSize} B blocks, fsync {settings.Fsync}, {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
+    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
     $"{(settings.Tls && !settings.Embedded ? "mutual TLS" : "plaintext")}, data in {data}");
 
 if (settings.Embedded)
@@ -63,6 +64,7 @@ if (settings.Embedded)
         Chains = settings.Chains,
         BlockSize = settings.BlockSize,
         Fsync = settings.Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit,
+        CommitDelay = settings.CommitDelayUs is { } delayUs ? TimeSpan.FromMicroseconds(delayUs) : Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay,
     });
     Console.WriteLine("# embedded: units, sequencer and client in this process (segment files, no sockets)");
     await Measure.AppendsAsync(embedded, settings, []);
@@ -86,7 +88,8 @@ try
         for (var r = 0; r < settings.Replicas; r++)
         {
             var unit = await HostProcess.StartAsync(configuration, ["--role", "unit", "--data", Path.Combine(data, $"u{c}{r}"), "--port", "0",
-                "--block-size", settings.BlockSize.ToString(CultureInfo.InvariantCulture), "--fsync", settings.Fsync, .. Member($"unit-{c}-{r}")]);
+                "--block-size", settings.BlockSize.ToString(CultureInfo.InvariantCulture), "--fsync", settings.Fsync,
+                "--commit-delay-us", (settings.CommitDelayUs ?? 0).ToString(CultureInfo.InvariantCulture), .. Member($"unit-{c}-{r}")]);
             hosts.Add(unit);
             chain.Add(unit.Endpoint);
         }
@@ -139,6 +142,9 @@ internal sealed class Settings
 
     public string Fsync { get; private set; } = "group";
 
+    /// <summary>Null: each mode's default (the embedded log's 200 µs, a log host's none).</summary>
+    public int? CommitDelayUs { get; private set; }
+
     public bool Tokens { get; private set; }
 
     public bool Embedded { get; private set; }
@@ -167,6 +173,14 @@ internal sealed class Settings
                     if (s.Fsync is not ("group" or "none"))
                     {
                         throw new ArgumentException($"--fsync must be group or none, not {s.Fsync}.");
+                    }
+
+                    break;
+                case "--commit-delay-us":
+                    s.CommitDelayUs = NextInt();
+                    if (s.CommitDelayUs < 0 || s.CommitDelayUs > Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds)
+                    {
+                        throw new ArgumentException($"--commit-delay-us {s.CommitDelayUs} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds}.");
                     }
 
                     break;

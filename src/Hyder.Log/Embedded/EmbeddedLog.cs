@@ -30,6 +30,9 @@ public sealed class EmbeddedLogOptions
     /// <summary>Slots per segment file (files only).</summary>
     public int SlotsPerSegment { get; set; } = 8192;
 
+    /// <summary>How long a busy group commit waits for more writes before its fsync (<see cref="LogUnitOptions.CommitDelay"/>; files only).</summary>
+    public TimeSpan CommitDelay { get; set; } = LogUnitOptions.EmbeddedCommitDelay;
+
     /// <summary>The client's waits and retries.</summary>
     public LogClientOptions Client { get; set; } = new();
 }
@@ -88,6 +91,7 @@ public sealed class EmbeddedLog : ISharedLog
                         DataDirectory = options.DataDirectory is null ? null : Path.Combine(options.DataDirectory, name),
                         Fsync = options.Fsync,
                         SlotsPerSegment = options.SlotsPerSegment,
+                        CommitDelay = options.CommitDelay,
                     },
                     loggers.CreateLogger<LogUnit>());
                 units.Add(unit);

@@ -23,8 +23,8 @@ internal sealed partial class FileSlotStore : ISlotStore
     private SafeFileHandle? _markHandle;
     private DurableMark _written = DurableMark.None;
 
-    /// <summary>Opens (or creates) the store in <paramref name="directory"/>.</summary>
-    public FileSlotStore(string directory, int blockSize, int slotsPerSegment, FsyncPolicy policy)
+    /// <summary>Opens (or creates) the store in <paramref name="directory"/>; <paramref name="delay"/> is group commit's wait for more writes (none by default).</summary>
+    public FileSlotStore(string directory, int blockSize, int slotsPerSegment, FsyncPolicy policy, GroupCommitDelay delay = default)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(slotsPerSegment, 2);
         Directory.CreateDirectory(directory);
@@ -35,7 +35,7 @@ internal sealed partial class FileSlotStore : ISlotStore
         SlotSize = SlotHeader.Size + blockSize;
         if (policy == FsyncPolicy.GroupCommit)
         {
-            _commit = new GroupCommit(FlushActive, "hyder-log-fsync");
+            _commit = new GroupCommit(FlushActive, "hyder-log-fsync", delay);
         }
     }
 
@@ -44,6 +44,9 @@ internal sealed partial class FileSlotStore : ISlotStore
 
     /// <summary>Fsync calls made by group commit (0 with <see cref="FsyncPolicy.None"/>).</summary>
     public long Flushes => _commit?.Flushes ?? 0;
+
+    /// <summary>Group-commit flushes that waited for more writes first (<see cref="GroupCommitDelay"/>).</summary>
+    public long DelayedFlushes => _commit?.Delayed ?? 0;
 
     /// <inheritdoc />
     public long Append(ReadOnlySpan<byte> slot, long address)

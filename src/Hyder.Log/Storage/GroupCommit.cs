@@ -5,9 +5,18 @@ namespace Hyder.Log.Storage;
 /// everything appended so far and releases every waiter it covered, so N concurrent writers cost
 /// one fsync, not N. One generation object per fsync, none per write.
 /// </summary>
+/// <remarks>
+/// With a <see cref="GroupCommitDelay"/>, a flush whose predecessor covered at least
+/// <see cref="GroupCommitDelay.Siblings"/> slots, in a process whose CPU is busy, first sleeps
+/// <see cref="GroupCommitDelay.Wait"/>, so that the writers still running join it: each fsync
+/// costs the flusher about the same CPU (the synchronous writes of the slots, the inode and the
+/// durable mark, and their wake-ups; docs/log.md) however many slots it covers. A lone writer's
+/// flushes cover one slot and never wait.
+/// </remarks>
 internal sealed class GroupCommit : IDisposable
 {
     private readonly Action _flush;
+    private readonly GroupCommitDelay _delay;
     private readonly object _lock = new();
     private readonly SemaphoreSlim _signal = new(0);
     private readonly Thread _thread;
@@ -17,11 +26,14 @@ internal sealed class GroupCommit : IDisposable
     private Generation? _running;
     private volatile bool _stopping;
     private Exception? _failure;
+    private long _lastBatch;
+    private long _delayed;
 
     /// <summary>Starts the flusher; <paramref name="flush"/> makes every appended slot durable.</summary>
-    public GroupCommit(Action flush, string name)
+    public GroupCommit(Action flush, string name, GroupCommitDelay delay = default)
     {
         _flush = flush;
+        _delay = delay;
         _thread = new Thread(Run) { IsBackground = true, Name = name };
         _thread.Start();
     }
@@ -31,6 +43,9 @@ internal sealed class GroupCommit : IDisposable
 
     /// <summary>Fsync calls made so far.</summary>
     public long Flushes { get; private set; }
+
+    /// <summary>Flushes that waited for more writes before their fsync.</summary>
+    public long Delayed => Volatile.Read(ref _delayed);
 
     /// <summary>Records that slots below <paramref name="count"/> are written (not yet durable).</summary>
     public void Appended(long count) => Volatile.Write(ref _appended, count);
@@ -85,6 +100,11 @@ internal sealed class GroupCommit : IDisposable
             if (!_stopping)
             {
                 _signal.Wait();
+                if (_delay.Applies(_lastBatch) && !_stopping)
+                {
+                    PreciseSleep.For(_delay.Wait);
+                    Interlocked.Increment(ref _delayed);
+                }
             }
 
             Generation generation;
@@ -103,6 +123,7 @@ internal sealed class GroupCommit : IDisposable
                 generation = _waiting;
                 _waiting = null;
                 generation.Target = Volatile.Read(ref _appended);
+                _lastBatch = generation.Target - _durable;
                 _running = generation;
             }
 

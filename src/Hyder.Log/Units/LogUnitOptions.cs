@@ -20,9 +20,45 @@ public sealed class LogUnitOptions
     /// <summary>When writes become durable; group commit by default.</summary>
     public FsyncPolicy Fsync { get; set; } = FsyncPolicy.GroupCommit;
 
+    /// <summary>
+    /// The <see cref="CommitDelay"/> of a log in a transaction server's process (the embedded
+    /// log): 200 µs on Linux and macOS, none on Windows (whose sleeps are whole milliseconds of
+    /// the system timer). A log host's units default to none.
+    /// </summary>
+    public static readonly TimeSpan EmbeddedCommitDelay = OperatingSystem.IsWindows() ? TimeSpan.Zero : TimeSpan.FromMicroseconds(200);
+
+    /// <summary>The default <see cref="CommitSiblings"/>.</summary>
+    public const int DefaultCommitSiblings = 5;
+
+    /// <summary>The longest <see cref="CommitDelay"/>.</summary>
+    public static readonly TimeSpan MaxCommitDelay = TimeSpan.FromMilliseconds(100);
+
+    /// <summary>
+    /// How long a group-commit flush waits for more writes before its fsync, when the flush
+    /// before it covered at least <see cref="CommitSiblings"/> slots and work waits in the
+    /// process's thread pool (as PostgreSQL's
+    /// <c>commit_delay</c> and <c>commit_siblings</c>): under many concurrent writers each fsync
+    /// then covers more of them, and a lone writer never waits. Zero (the default) turns it off;
+    /// the embedded log sets <see cref="EmbeddedCommitDelay"/>.
+    /// </summary>
+    public TimeSpan CommitDelay { get; set; }
+
+    /// <summary>How many slots the previous flush must have covered for a flush to wait <see cref="CommitDelay"/>.</summary>
+    public int CommitSiblings { get; set; } = DefaultCommitSiblings;
+
     /// <summary>Checks the values.</summary>
     public void Validate()
     {
+        if (CommitDelay < TimeSpan.Zero || CommitDelay > MaxCommitDelay)
+        {
+            throw new ArgumentOutOfRangeException(nameof(CommitDelay), CommitDelay, $"The commit delay must be between 0 and {MaxCommitDelay.TotalMilliseconds} ms.");
+        }
+
+        if (CommitSiblings < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(CommitSiblings), CommitSiblings, "Commit siblings must be at least 1.");
+        }
+
         if (BlockSize is < 64 or > (1 << 20))
         {
             throw new ArgumentOutOfRangeException(nameof(BlockSize), BlockSize, "Block size must be between 64 bytes and 1 MiB.");

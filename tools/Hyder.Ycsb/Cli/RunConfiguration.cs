@@ -172,7 +172,7 @@ internal sealed class RunConfiguration
     /// <summary>The embedded cluster's settings; null for other targets, which must not be given them.</summary>
     private EmbeddedClusterSettings? EmbeddedSettings(ParseResult parse, bool run)
     {
-        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync];
+        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync, O.CommitDelay];
         if (TargetName != "embedded")
         {
             if (embeddedOnly.FirstOrDefault(o => parse.GetResult(o) is { Implicit: false }) is { } given)
@@ -209,12 +209,19 @@ internal sealed class RunConfiguration
             throw new UsageException("--hot-threshold needs --split-phase above 0.");
         }
 
+        var commitDelay = parse.GetValue(O.CommitDelay);
+        if (commitDelay < 0 || commitDelay > Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds)
+        {
+            throw new UsageException($"--commit-delay-us {commitDelay} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds}.");
+        }
+
         return new EmbeddedClusterSettings
         {
             Servers = servers,
             Cluster = new ClusterSettings { PremeldThreads = threads, Distance = threads > 0 ? distance : 0, GroupMeld = parse.GetValue(O.GroupMeld), SplitPhaseLength = splitPhase, HotThreshold = hotThreshold },
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = parse.GetValue(O.Fsync) == "group",
+            CommitDelay = TimeSpan.FromMicroseconds(commitDelay),
             Commutative = parse.GetValue(O.Commutative),
             Sessions = Settings.Sessions,
         };

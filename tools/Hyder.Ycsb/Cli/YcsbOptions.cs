@@ -37,6 +37,12 @@ internal static class YcsbOptions
         DefaultValueFactory = _ => "group",
     };
 
+    public static readonly Option<int> CommitDelay = new("--commit-delay-us")
+    {
+        Description = "Embedded log: microseconds a busy group commit waits for more appends before its fsync, when the previous fsync covered at least 5 (0: never; default 200, 0 on Windows).",
+        DefaultValueFactory = _ => (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
+    };
+
     public static readonly Option<string?> Postgres = new("--pg") { Description = "PostgreSQL connection string (with --target postgres), e.g. \"Host=127.0.0.1;Username=u;Password=p;Database=d\"." };
 
     public static readonly Option<string> TablePrefix = new("--table-prefix") { Description = "Prefix of the PostgreSQL table of each key space.", DefaultValueFactory = _ => "ycsb_" };
@@ -122,7 +128,7 @@ internal static class YcsbOptions
     /// <summary>Options both commands take.</summary>
     public static readonly Option[] Common =
     [
-        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, CommitDelay, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
         WriteShare, StockCap, RestockShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];

@@ -17,6 +17,9 @@ internal sealed record EmbeddedClusterSettings
     /// <summary>Whether an append waits for an fsync (group commit) or only the page cache.</summary>
     public bool Fsync { get; init; } = true;
 
+    /// <summary>The embedded log's group-commit delay (<see cref="global::Hyder.Log.Units.LogUnitOptions.CommitDelay"/>).</summary>
+    public TimeSpan CommitDelay { get; init; } = global::Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay;
+
     /// <summary>Whether Add goes to the servers as a commutative operation (else a read and a write).</summary>
     public bool Commutative { get; init; }
 
