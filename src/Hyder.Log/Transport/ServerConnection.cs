@@ -44,13 +44,14 @@ internal sealed partial class ServerConnection : IDisposable
         {
             if (e is ClusterTlsException tls)
             {
+                // Logged before it is counted: whoever sees the count sees the reason too.
+                LogRefused(e.Message);
+
                 // A client that only ran out of time (an overloaded host) was not refused.
                 if (!tls.TimedOut)
                 {
                     _server.CountRefused();
                 }
-
-                LogRefused(e.Message);
             }
 
             _socket.Dispose();
