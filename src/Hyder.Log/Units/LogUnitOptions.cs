@@ -36,10 +36,10 @@ public sealed class LogUnitOptions
     /// <summary>
     /// How long a group-commit flush waits for more writes before its fsync, when the flush
     /// before it covered at least <see cref="CommitSiblings"/> slots and work waits in the
-    /// process's thread pool (as PostgreSQL's
-    /// <c>commit_delay</c> and <c>commit_siblings</c>): under many concurrent writers each fsync
-    /// then covers more of them, and a lone writer never waits. Zero (the default) turns it off;
-    /// the embedded log sets <see cref="EmbeddedCommitDelay"/>.
+    /// process's thread pool (PostgreSQL's <c>commit_delay</c> and <c>commit_siblings</c>, with a
+    /// CPU check): under many concurrent writers each fsync then covers more of them, and a lone
+    /// writer never waits. Zero (the default) turns it off; the embedded log sets
+    /// <see cref="EmbeddedCommitDelay"/>.
     /// </summary>
     public TimeSpan CommitDelay { get; set; }
 
