@@ -197,9 +197,9 @@ internal static class ServeCommand
         }
 
         var commitDelay = parse.GetValue(s_commitDelay);
-        if (commitDelay < 0 || commitDelay > LogUnitOptions.MaxCommitDelay.TotalMicroseconds)
+        if (commitDelay is < 0 or > LogUnitOptions.MaxCommitDelayMicroseconds)
         {
-            throw new HostConfigurationException($"--commit-delay-us {commitDelay} is outside 0..{LogUnitOptions.MaxCommitDelay.TotalMicroseconds} microseconds.");
+            throw new HostConfigurationException($"--commit-delay-us {commitDelay} is outside 0..{LogUnitOptions.MaxCommitDelayMicroseconds} microseconds.");
         }
 
         HostLogOptions logging;

@@ -312,7 +312,7 @@ internal sealed partial class HostSettings
                 SettingKeys.CommitDelay,
                 (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
                 0,
-                (int)Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds)),
+                Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds)),
             ProjectionStore = store,
             BroadcastListen = broadcastListen ?? (peers.Count > 0 ? new IPEndPoint(IPAddress.Loopback, 0) : null),
             Peers = peers,

@@ -82,20 +82,11 @@ public sealed class SimulationTests(ITestOutputHelper output)
     [Fact]
     public void TornWritesAreCutAndFlippedDurableSlotsKeptInEveryTornSeed()
     {
-        var failures = new List<string>();
-        long torn = 0, corrupt = 0, committed = 0;
-        for (var seed = 1; seed <= 150; seed++)
-        {
-            var result = RunAndReport(new SimOptions { Seed = seed, Faults = FaultProfile.Torn });
-            torn += result.Stats.TornSlotsCut;
-            corrupt += result.Stats.CorruptSlots;
-            committed += result.Stats.Committed;
-            if (!result.Passed)
-            {
-                failures.Add(result.Describe());
-            }
-        }
-
+        var results = Enumerable.Range(1, 150).Select(seed => RunAndReport(new SimOptions { Seed = seed, Faults = FaultProfile.Torn })).ToList();
+        var failures = results.Where(r => !r.Passed).Select(r => r.Describe()).ToList();
+        var torn = results.Sum(r => r.Stats.TornSlotsCut);
+        var corrupt = results.Sum(r => r.Stats.CorruptSlots);
+        var committed = results.Sum(r => (long)r.Stats.Committed);
         output.WriteLine($"150 torn seeds: {committed} committed, {torn} torn slots cut, {corrupt} corrupt slots found");
         Assert.Empty(failures);
         Assert.True(torn >= 5, $"only {torn} torn slots cut");

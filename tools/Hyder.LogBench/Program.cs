@@ -178,9 +178,9 @@ internal sealed class Settings
                     break;
                 case "--commit-delay-us":
                     s.CommitDelayUs = NextInt();
-                    if (s.CommitDelayUs < 0 || s.CommitDelayUs > Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds)
+                    if (s.CommitDelayUs is < 0 or > Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds)
                     {
-                        throw new ArgumentException($"--commit-delay-us {s.CommitDelayUs} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds}.");
+                        throw new ArgumentException($"--commit-delay-us {s.CommitDelayUs} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds}.");
                     }
 
                     break;

@@ -30,8 +30,11 @@ public sealed class LogUnitOptions
     /// <summary>The default <see cref="CommitSiblings"/>.</summary>
     public const int DefaultCommitSiblings = 5;
 
+    /// <summary>The longest <see cref="CommitDelay"/>, in microseconds (the unit of every <c>--commit-delay-us</c>).</summary>
+    public const int MaxCommitDelayMicroseconds = 100_000;
+
     /// <summary>The longest <see cref="CommitDelay"/>.</summary>
-    public static readonly TimeSpan MaxCommitDelay = TimeSpan.FromMilliseconds(100);
+    public static readonly TimeSpan MaxCommitDelay = TimeSpan.FromMicroseconds(MaxCommitDelayMicroseconds);
 
     /// <summary>
     /// How long a group-commit flush waits for more writes before its fsync, when the flush

@@ -50,7 +50,7 @@ public sealed partial class BroadcastHub
         {
             if (e is ClusterTlsException tls)
             {
-                Interlocked.Increment(ref tls.TimedOut ? ref TimedOutCount : ref RefusedCount);
+                CountHandshakeFailure(tls);
                 LogRefusedTls(e.Message);
             }
 

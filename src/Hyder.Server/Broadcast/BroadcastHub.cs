@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
+using Hyder.Log.Transport;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -45,6 +46,9 @@ public sealed partial class BroadcastHub : IAsyncDisposable
     internal long ReconnectCount;
     internal long RefusedCount;
     internal long TimedOutCount;
+
+    /// <summary>Counts a failed TLS handshake, either way: one that only ran out of time (an overloaded host) is retried, not a refusal.</summary>
+    internal void CountHandshakeFailure(ClusterTlsException e) => Interlocked.Increment(ref e.TimedOut ? ref TimedOutCount : ref RefusedCount);
 
     /// <summary>Creates a hub; nothing listens or connects until <see cref="StartAsync"/>.</summary>
     public BroadcastHub(BroadcastOptions options, ILogger<BroadcastHub>? logger = null)

@@ -95,8 +95,7 @@ internal sealed partial class PeerLink(BroadcastHub hub, IPEndPoint endPoint)
         }
         catch (ClusterTlsException e)
         {
-            // A handshake that only ran out of time (an overloaded host) is retried, not a refusal.
-            Interlocked.Increment(ref e.TimedOut ? ref hub.TimedOutCount : ref hub.RefusedCount);
+            hub.CountHandshakeFailure(e);
             LogTlsRefused(e.Message);
             return false;
         }

@@ -210,9 +210,9 @@ internal sealed class RunConfiguration
         }
 
         var commitDelay = parse.GetValue(O.CommitDelay);
-        if (commitDelay < 0 || commitDelay > Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds)
+        if (commitDelay is < 0 or > Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds)
         {
-            throw new UsageException($"--commit-delay-us {commitDelay} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelay.TotalMicroseconds}.");
+            throw new UsageException($"--commit-delay-us {commitDelay} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds}.");
         }
 
         return new EmbeddedClusterSettings
