@@ -269,6 +269,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
         private volatile bool _broken;
         private volatile bool _stopNotice;
         private Status _failure;
+        private Exception? _failureCause;
 
         public SharedCall(HyderClient client)
         {
@@ -310,6 +311,11 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             var requests = _call.RequestStream;
             try
             {
+                // Nothing is written before the server's response headers, which it sends before
+                // it reads anything: a call that fails to start (a refused connection, or one the
+                // server closed that this client had not yet seen close) then carried no
+                // transaction, and its queued ones run again on the next stream.
+                await _call.ResponseHeadersAsync.ConfigureAwait(false);
                 while (await queue.WaitToReadAsync().ConfigureAwait(false))
                 {
                     while (queue.TryRead(out var pending))
@@ -360,9 +366,11 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
             }
 
             // Fail (or the stop notice) has completed the queue: what is left in it was never written.
+            // Where no connection was made at all, they fail as unreachable, as a unary call would.
+            var unwritten = _broken && NeverConnected(_failureCause) ? Delivery.Unreachable : Delivery.NotSent;
             while (queue.TryRead(out var pending))
             {
-                pending.Fail(new StreamBrokenException(_broken ? _failure : s_stopping, Delivery.NotSent, null));
+                pending.Fail(new StreamBrokenException(_broken ? _failure : s_stopping, unwritten, null));
             }
         }
 
@@ -406,6 +414,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
                 }
 
                 _failure = status;
+                _failureCause = e;
                 _broken = true;
             }
 

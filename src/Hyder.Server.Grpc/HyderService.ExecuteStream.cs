@@ -15,12 +15,16 @@ public sealed partial class HyderService
     /// <param name="responseStream">Where the answers go.</param>
     /// <param name="context">The call.</param>
     /// <returns>A task that completes when the client has ended its requests and every one is answered.</returns>
-    public override Task ExecuteStream(IAsyncStreamReader<V1.ExecuteStreamRequest> requestStream, IServerStreamWriter<V1.ExecuteStreamResponse> responseStream, ServerCallContext context)
+    public override async Task ExecuteStream(IAsyncStreamReader<V1.ExecuteStreamRequest> requestStream, IServerStreamWriter<V1.ExecuteStreamResponse> responseStream, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(requestStream);
         ArgumentNullException.ThrowIfNull(responseStream);
         ArgumentNullException.ThrowIfNull(context);
+
+        // The response headers go out before any request is read: a client that writes nothing
+        // until it has them knows that a call failing before them never carried its transactions.
+        await context.WriteResponseHeadersAsync(Metadata.Empty).ConfigureAwait(false);
         var call = new ExecuteStreamCall(this, HyderInterceptor.Caller(context), responseStream, context.CancellationToken);
-        return call.RunAsync(requestStream, _stopping);
+        await call.RunAsync(requestStream, _stopping).ConfigureAwait(false);
     }
 }
