@@ -1,16 +1,7 @@
-using System.Net;
 using Grpc.Core;
 using Hyder.Security;
-using Hyder.Server.Engine;
 using Hyder.Server.Grpc;
 using Hyder.Testing;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.AspNetCore.Http.Features;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.Extensions.DependencyInjection;
 using Xunit;
 using static Hyder.Client.Tests.Bytes;
 using static Hyder.Client.Tests.Server.ExecuteStreamTests;
@@ -206,14 +197,7 @@ public sealed class MultiplexTests
         // started on a connection the server has just closed fails: before the response headers.
         var engine = new FakeEngine();
         var calls = 0;
-        var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions());
-        builder.WebHost.UseKestrelCore();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http2));
-        builder.Services.AddLogging();
-        builder.Services.AddSingleton<ITransactionEngine>(engine);
-        builder.Services.AddGrpc();
-        await using var app = builder.Build();
-        app.Use(async (context, next) =>
+        var (app, address) = await StartApplicationAsync(engine, async (context, next) =>
         {
             if (context.Request.Path == "/hyder.v1.Hyder/ExecuteStream" && Interlocked.Increment(ref calls) <= 2)
             {
@@ -223,9 +207,7 @@ public sealed class MultiplexTests
 
             await next(context);
         });
-        app.MapGrpcService<HyderService>();
-        await app.StartAsync();
-        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+        await using var _ = app;
 
         await using var client = new HyderClient(new HyderClientSettings { Endpoint = new Uri(address), Multiplex = true, MaxRetries = 5, RetryDelay = TimeSpan.FromMilliseconds(1) });
         var commit = await client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Put(Of("a"), Of("1"))]);

@@ -8,6 +8,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
@@ -199,16 +200,8 @@ public sealed class ExecuteStreamTests
     [Fact]
     public async Task InAnApplicationOfItsOwnTheServiceGetsTheHostsLifetimeSoAStopEndsTheStream()
     {
-        var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions());
-        builder.WebHost.UseKestrelCore();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http2));
-        builder.Services.AddLogging();
-        builder.Services.AddSingleton<ITransactionEngine>(new FakeEngine());
-        builder.Services.AddGrpc();
-        await using var app = builder.Build();
-        app.MapGrpcService<HyderService>();
-        await app.StartAsync();
-        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+        var (app, address) = await StartApplicationAsync(new FakeEngine());
+        await using var _ = app;
 
         using var channel = GrpcChannel.ForAddress(address);
         using var call = new V1.Hyder.HyderClient(channel).ExecuteStream();
@@ -224,6 +217,31 @@ public sealed class ExecuteStreamTests
         var e = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.MoveNext());
         Assert.Equal(StatusCode.Unavailable, e.StatusCode);
         await stop;
+    }
+
+    /// <summary>
+    /// Starts an application of its own that maps <see cref="HyderService"/> over
+    /// <paramref name="engine"/> on a loopback port, with <paramref name="beforeService"/>'s
+    /// middleware (if any) in front of it.
+    /// </summary>
+    /// <returns>The running application and its address.</returns>
+    internal static async Task<(WebApplication App, string Address)> StartApplicationAsync(ITransactionEngine engine, Func<HttpContext, RequestDelegate, Task>? beforeService = null)
+    {
+        var builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions());
+        builder.WebHost.UseKestrelCore();
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http2));
+        builder.Services.AddLogging();
+        builder.Services.AddSingleton(engine);
+        builder.Services.AddGrpc();
+        var app = builder.Build();
+        if (beforeService is not null)
+        {
+            app.Use(beforeService);
+        }
+
+        app.MapGrpcService<HyderService>();
+        await app.StartAsync();
+        return (app, app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First());
     }
 
     internal static V1.ExecuteStreamRequest Request(ulong id, params V1.Operation[] operations)
