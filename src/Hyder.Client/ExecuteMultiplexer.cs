@@ -269,7 +269,6 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
         private volatile bool _broken;
         private volatile bool _stopNotice;
         private Status _failure;
-        private Exception? _failureCause;
 
         public SharedCall(HyderClient client)
         {
@@ -367,7 +366,7 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
 
             // Fail (or the stop notice) has completed the queue: what is left in it was never written.
             // Where no connection was made at all, they fail as unreachable, as a unary call would.
-            var unwritten = _broken && NeverConnected(_failureCause) ? Delivery.Unreachable : Delivery.NotSent;
+            var unwritten = _broken && NeverConnected(_failure.DebugException) ? Delivery.Unreachable : Delivery.NotSent;
             while (queue.TryRead(out var pending))
             {
                 pending.Fail(new StreamBrokenException(_broken ? _failure : s_stopping, unwritten, null));
@@ -414,7 +413,6 @@ internal sealed class ExecuteMultiplexer : IAsyncDisposable
                 }
 
                 _failure = status;
-                _failureCause = e;
                 _broken = true;
             }
 

@@ -46,7 +46,7 @@ internal static class ServeCommand
 
     private static readonly Option<int> s_commitDelay = new("--commit-delay-us")
     {
-        Description = "Microseconds a group commit waits for more writes before its fsync, when the previous fsync covered at least 5 slots and this process has work queued (default 0: never; docs/log.md).",
+        Description = $"Microseconds a group commit waits for more writes before its fsync, when the previous fsync covered at least {LogUnitOptions.DefaultCommitSiblings} slots and this process has work queued (default 0: never; docs/log.md).",
         DefaultValueFactory = _ => 0,
     };
 
@@ -197,9 +197,9 @@ internal static class ServeCommand
         }
 
         var commitDelay = parse.GetValue(s_commitDelay);
-        if (commitDelay is < 0 or > LogUnitOptions.MaxCommitDelayMicroseconds)
+        if (LogUnitOptions.CommitDelayMicrosecondsError(commitDelay) is { } commitDelayError)
         {
-            throw new HostConfigurationException($"--commit-delay-us {commitDelay} is outside 0..{LogUnitOptions.MaxCommitDelayMicroseconds} microseconds.");
+            throw new HostConfigurationException(commitDelayError);
         }
 
         HostLogOptions logging;

@@ -178,9 +178,9 @@ internal sealed class Settings
                     break;
                 case "--commit-delay-us":
                     s.CommitDelayUs = NextInt();
-                    if (s.CommitDelayUs is < 0 or > Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds)
+                    if (Hyder.Log.Units.LogUnitOptions.CommitDelayMicrosecondsError(s.CommitDelayUs.Value) is { } commitDelayError)
                     {
-                        throw new ArgumentException($"--commit-delay-us {s.CommitDelayUs} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds}.");
+                        throw new ArgumentException(commitDelayError);
                     }
 
                     break;

@@ -19,5 +19,5 @@ internal readonly record struct GroupCommitDelay(TimeSpan Wait, int Siblings, in
 
     /// <summary>Whether a flush after one that covered <paramref name="lastBatch"/> slots waits.</summary>
     public bool Applies(long lastBatch) =>
-        Wait > TimeSpan.Zero && Siblings > 0 && lastBatch >= Siblings && (QueuedWork <= 0 || ThreadPool.PendingWorkItemCount >= QueuedWork);
+        Wait > TimeSpan.Zero && lastBatch >= Siblings && (QueuedWork <= 0 || ThreadPool.PendingWorkItemCount >= QueuedWork);
 }

@@ -33,6 +33,10 @@ public sealed class LogUnitOptions
     /// <summary>The longest <see cref="CommitDelay"/>, in microseconds (the unit of every <c>--commit-delay-us</c>).</summary>
     public const int MaxCommitDelayMicroseconds = 100_000;
 
+    /// <summary>The error for a <c>--commit-delay-us</c> value outside 0..<see cref="MaxCommitDelayMicroseconds"/>; null when it is in range.</summary>
+    public static string? CommitDelayMicrosecondsError(int microseconds) =>
+        microseconds is < 0 or > MaxCommitDelayMicroseconds ? $"--commit-delay-us {microseconds} is outside 0..{MaxCommitDelayMicroseconds} microseconds." : null;
+
     /// <summary>The longest <see cref="CommitDelay"/>.</summary>
     public static readonly TimeSpan MaxCommitDelay = TimeSpan.FromMicroseconds(MaxCommitDelayMicroseconds);
 

@@ -210,9 +210,9 @@ internal sealed class RunConfiguration
         }
 
         var commitDelay = parse.GetValue(O.CommitDelay);
-        if (commitDelay is < 0 or > Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds)
+        if (Hyder.Log.Units.LogUnitOptions.CommitDelayMicrosecondsError(commitDelay) is { } commitDelayError)
         {
-            throw new UsageException($"--commit-delay-us {commitDelay} is outside 0..{Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds}.");
+            throw new UsageException(commitDelayError);
         }
 
         return new EmbeddedClusterSettings

@@ -39,7 +39,7 @@ internal static class YcsbOptions
 
     public static readonly Option<int> CommitDelay = new("--commit-delay-us")
     {
-        Description = "Embedded log: microseconds a busy group commit waits for more appends before its fsync, when the previous fsync covered at least 5 and the process has work queued (0: never; default 200, 0 on Windows).",
+        Description = $"Embedded log: microseconds a busy group commit waits for more appends before its fsync, when the previous fsync covered at least {Hyder.Log.Units.LogUnitOptions.DefaultCommitSiblings} and the process has work queued (0: never; default 200, 0 on Windows).",
         DefaultValueFactory = _ => (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
     };
 
