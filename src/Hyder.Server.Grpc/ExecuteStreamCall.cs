@@ -156,6 +156,12 @@ internal sealed partial class ExecuteStreamCall
 
         _answered.Writer.TryComplete();
         await writer.ConfigureAwait(false);
+
+        // Answers the failed writer left behind release what they lent.
+        while (_answered.Reader.TryRead(out var unwritten))
+        {
+            unwritten.Clear();
+        }
         if (_writeFailure is { } failure)
         {
             ExceptionDispatchInfo.Throw(failure);
@@ -292,6 +298,9 @@ internal sealed partial class ExecuteStreamCall
         private CancellationTokenSource? _cancellation;
         private ConfiguredValueTaskAwaitable<TransactionOutcome>.ConfiguredValueTaskAwaiter _awaiter;
 
+        /// <summary>The outcome answered, whose lent values the response wraps until it is written.</summary>
+        private TransactionOutcome? _lent;
+
         public Slot(ExecuteStreamCall call)
         {
             _call = call;
@@ -349,7 +358,7 @@ internal sealed partial class ExecuteStreamCall
             }
         }
 
-        /// <summary>Drops the answer (and its references to the engine's arrays) once it is written.</summary>
+        /// <summary>Drops the answer (and its references to the engine's arrays) once it is written, and releases the outcome's lease on them.</summary>
         public void Clear()
         {
             foreach (var result in _execute.Results)
@@ -359,9 +368,14 @@ internal sealed partial class ExecuteStreamCall
 
             _execute.Results.Clear();
             Response.Response = null;
+            Interlocked.Exchange(ref _lent, null)?.Dispose();
         }
 
-        public void Dispose() => _cancellation?.Dispose();
+        public void Dispose()
+        {
+            Interlocked.Exchange(ref _lent, null)?.Dispose();
+            _cancellation?.Dispose();
+        }
 
         /// <summary>The transaction's token: the slot's source, reset, with the request's deadline.</summary>
         private CancellationToken Token(uint deadlineMs)
@@ -434,6 +448,16 @@ internal sealed partial class ExecuteStreamCall
 
         private void Answer(TransactionOutcome outcome)
         {
+            if (outcome.Status != TransactionStatus.Committed)
+            {
+                // Only a commit's results are sent.
+                outcome.Dispose();
+            }
+            else
+            {
+                _lent = outcome;
+            }
+
             var execute = _execute;
             Messages.Fill(execute.Outcome, outcome);
             var bytes = 0;

@@ -78,6 +78,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         var (isolation, operations) = CheckOneShot(HyderInterceptor.Caller(context), request);
         await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
         var outcome = await _engine.ExecuteAsync(isolation, operations, cancellationToken).ConfigureAwait(false);
+        ReleaseAfterResponse(context, outcome);
         var response = new V1.ExecuteResponse { Outcome = Messages.ToMessage(outcome) };
         if (outcome.Status == TransactionStatus.Committed)
         {
@@ -90,6 +91,19 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         }
 
         return response;
+    }
+
+    /// <summary>
+    /// The response wraps the outcome's values without copying them; with recycled values they are
+    /// lent (docs/value-storage.md), so the outcome is disposed when the request ends, after
+    /// Grpc.AspNetCore has written the response.
+    /// </summary>
+    private static void ReleaseAfterResponse(ServerCallContext context, TransactionOutcome outcome)
+    {
+        if (outcome.HoldsSnapshot)
+        {
+            context.GetHttpContext().Response.RegisterForDispose(outcome);
+        }
     }
 
     /// <summary>Reads several keys on one snapshot (a read-only transaction: it never reaches the log).</summary>
@@ -120,6 +134,7 @@ public sealed partial class HyderService : V1.Hyder.HyderBase
         await MeldedAtLeastAsync(request.MinOrdinal, cancellationToken).ConfigureAwait(false);
 
         var outcome = await _engine.ExecuteAsync(TreeIsolation.SnapshotIsolation, operations, cancellationToken).ConfigureAwait(false);
+        ReleaseAfterResponse(context, outcome);
         if (outcome.Status != TransactionStatus.Committed)
         {
             // A read-only transaction commits on its snapshot; anything else is the server's problem.

@@ -50,6 +50,9 @@ internal static class SettingKeys
     public const string MaxSplitKeys = "Cluster:MaxSplitKeys";
     public const string HotKeys = "Cluster:HotKeys";
     public const string MaxInFlight = "MaxInFlight";
+
+    /// <summary>Recycle written values (docs/value-storage.md); on by default.</summary>
+    public const string RecycleValues = "RecycleValues";
     public const string CheckpointEvery = "CheckpointEvery";
     public const string TrimKeepCheckpoints = "Trim:KeepCheckpoints";
     public const string TrimMargin = "Trim:Margin";
@@ -116,6 +119,7 @@ internal static class SettingKeys
         MaxSplitKeys => "--max-split-keys",
         HotKeys => "--hot-keys",
         MaxInFlight => "--max-in-flight",
+        RecycleValues => "--recycle-values",
         CheckpointEvery => "--checkpoint-every",
         TrimKeepCheckpoints => "--trim-keep-checkpoints",
         TrimMargin => "--trim-margin",
@@ -274,6 +278,7 @@ internal sealed partial class HostSettings
             TrimKeepCheckpoints = Int(c, SettingKeys.TrimKeepCheckpoints, 0, 0, 1 << 20),
             TrimMargin = Int(c, SettingKeys.TrimMargin, 0, 0, int.MaxValue),
             TrustBroadcast = OnOff(c, SettingKeys.BroadcastTrust, false),
+            RecycleValues = OnOff(c, SettingKeys.RecycleValues, true),
             Threading = SpinPolicyOf(c) is var spin && spin == SpinPolicy.SpinThenYield
                 ? new PipelineThreading { Spin = spin, PinToCores = false }
                 : new PipelineThreading { Spin = spin },

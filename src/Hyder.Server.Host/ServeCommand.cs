@@ -115,6 +115,7 @@ internal static class ServeCommand
         Value("--max-top-k", SettingKeys.MaxTopK, "k", "Largest k of a TopKInsert, 1 to 1024 (default 1024)."),
         Value("--max-message-bytes", SettingKeys.MaxMessageBytes, "bytes", "Largest gRPC request or response (default 4194304)."),
         Value("--broadcast-listen", SettingKeys.BroadcastListen, "endpoint", "Intention broadcast: accept peers on HOST:PORT. Without it and without peers, broadcast is off."),
+        Value("--recycle-values", SettingKeys.RecycleValues, "on|off", "on (default): copy each written value into an array the engine reuses once nothing reaches it, so values do not end their lives in generation 2; off: keep each request's array (docs/value-storage.md)."),
         Value("--broadcast-trust", SettingKeys.BroadcastTrust, "on|off", "on: use a peer's broadcast block without reading the log (saves a log read per block; a peer wrong about a position makes this server diverge); off (default): use it only when the log holds the same bytes (docs/broadcast.md, \"Trust\")."),
         Value("--cluster-id", SettingKeys.ClusterId, "name", "The cluster's name in the broadcast handshake; every server uses the same (default hyder)."),
         Value("--spin", SettingKeys.Spin, "policy", "How an idle meld stage waits: auto (spin while every stage thread has a core of its own; default), spin, or yield (spin briefly, then yield, then sleep 1 ms; stage threads not pinned). yield for several servers on one machine."),

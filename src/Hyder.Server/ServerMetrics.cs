@@ -32,6 +32,7 @@ public sealed class ServerMetrics : IDisposable
         _meter.CreateObservableGauge("hyder.in_flight", () => new Measurement<int>(server.InFlight, Tag), description: "this server's transactions awaiting an outcome");
         _meter.CreateObservableCounter("hyder.nodes_visited", () => ObserveNodes(server), description: "nodes visited, by pipeline stage");
         _meter.CreateObservableGauge("hyder.queue_depth", () => ObserveQueues(server), description: "ordinals waiting between stages");
+        _meter.CreateObservableGauge("hyder.outcome_leases_open", () => new Measurement<long>(server.Leases.Open, Tag), description: "one-shot outcomes whose lent values are not yet released (docs/value-storage.md)");
     }
 
     /// <summary>The counters of server <paramref name="serverId"/> without the gauges that observe a whole server (a log follower on its own, in tests).</summary>

@@ -117,6 +117,16 @@ public sealed class ServerOptions
     /// </summary>
     public TimeSpan OrdinalWaitTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
+    /// <summary>
+    /// Recycle written values (docs/value-storage.md): the engine copies each written value into
+    /// an array of its own value pool and reuses the array once no state, intention or outcome
+    /// can reach it, so values stop dying old in generation 2. In exchange, the values in a
+    /// one-shot outcome's results are lent: dispose the <see cref="TransactionOutcome"/> once they
+    /// are read (the gRPC service does, after writing the response). Off by default for code that
+    /// embeds the server; hyder-server and the YCSB tool's embedded target turn it on.
+    /// </summary>
+    public bool RecycleValues { get; set; }
+
     /// <summary>Start from the latest checkpoint in the log (false: replay the whole log).</summary>
     public bool RecoverFromCheckpoint { get; set; } = true;
 

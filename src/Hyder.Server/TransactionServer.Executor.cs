@@ -32,6 +32,7 @@ public sealed partial class TransactionServer
         }
 
         var admitted = writes;
+        DatabaseState? lease = null;
         try
         {
             Intention? intention;
@@ -61,6 +62,13 @@ public sealed partial class TransactionServer
                         results[i] = Run(tx, operations[i], Limits);
                     }
 
+                    if (_db.Values is not null && Lends(results))
+                    {
+                        // Recycled values are lent from the snapshot: the outcome holds it until disposed.
+                        lease = tx.Snapshot;
+                        lease.AddPin();
+                    }
+
                     intention = tx.Complete();
                     _metrics.EndCpu(ExecutorStage.Execute, cpu);
                     break;
@@ -83,11 +91,12 @@ public sealed partial class TransactionServer
             if (intention is null)
             {
                 _metrics.Add(Counter.ReadOnlyCommits);
-                return new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, 0, snapshot, results);
+                return Lent(new TransactionOutcome(TransactionStatus.Committed, AbortCause.None, null, 0, snapshot, results), ref lease);
             }
 
             admitted = false;
-            return await AppendAndWaitAsync(intention, snapshot, results, cancellationToken).ConfigureAwait(false);
+            var outcome = await AppendAndWaitAsync(intention, snapshot, results, cancellationToken).ConfigureAwait(false);
+            return outcome.Results.Count == 0 ? outcome : Lent(outcome, ref lease);
         }
         finally
         {
@@ -95,7 +104,36 @@ public sealed partial class TransactionServer
             {
                 _admission.Release();
             }
+
+            // An outcome without results, or none at all (an exception): nothing is lent.
+            lease?.Unpin();
         }
+    }
+
+    /// <summary>Hands the snapshot pin to the outcome, which releases it when disposed.</summary>
+    private TransactionOutcome Lent(TransactionOutcome outcome, ref DatabaseState? lease)
+    {
+        if (lease is not null)
+        {
+            outcome.Holding(lease, Leases);
+            lease = null;
+        }
+
+        return outcome;
+    }
+
+    /// <summary>True when a result carries a value or rows read from the snapshot.</summary>
+    private static bool Lends(OperationResult[] results)
+    {
+        foreach (var r in results)
+        {
+            if (r.Value is { Length: > 0 } || r.Rows is { Count: > 0 })
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     /// <inheritdoc/>
@@ -244,11 +282,22 @@ public sealed partial class TransactionServer
         }
     }
 
-    /// <summary>Rows of <paramref name="range"/> on a pinned state, read by a snapshot transaction (no read set).</summary>
+    /// <summary>
+    /// Rows of <paramref name="range"/> on a pinned state, read by a snapshot transaction (no read
+    /// set). With recycled values the rows are copies: a scan's rows outlive its pin (a caller
+    /// batches them past the end of the enumeration), and a scan is not the path values are saved on.
+    /// </summary>
     private void ScanBatch(DatabaseState state, in KeyRange range, int limit, List<KeyValuePair<byte[], byte[]>> rows)
     {
         using var tx = _db.BeginAt(state, IsolationLevel.SnapshotIsolation);
         tx.Scan(range, limit, rows);
+        if (_db.Values is not null)
+        {
+            for (var i = 0; i < rows.Count; i++)
+            {
+                rows[i] = new KeyValuePair<byte[], byte[]>(rows[i].Key, rows[i].Value.ToArray());
+            }
+        }
     }
 
     /// <summary>Admission control: a slot among <see cref="ServerOptions.MaxInFlight"/>, or ResourceExhausted after the timeout.</summary>

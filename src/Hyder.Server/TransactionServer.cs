@@ -7,6 +7,7 @@ using Hyder.Server.Engine;
 using Hyder.Server.Follower;
 using Hyder.Tree;
 using Hyder.Tree.Meld;
+using Hyder.Tree.Memory;
 using Hyder.Tree.Pipeline;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -123,6 +124,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// <summary>The request limits.</summary>
     public EngineLimits Limits => _options.Limits;
 
+    /// <summary>One-shot outcomes that still hold their snapshot (not yet disposed).</summary>
+    internal OutcomeLeases Leases { get; } = new();
+
     /// <summary>The local database (states, final meld counters).</summary>
     public Database Database => _db;
 
@@ -186,7 +190,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
 
         if (restart is { } r)
         {
-            db = Database.Restore(r.Root, r.Info.StateSequence, r.Info.Barrier, 0, r.Info.Sequences.FinalMeld);
+            db = Database.Restore(r.Root, r.Info.StateSequence, r.Info.Barrier, 0, r.Info.Sequences.FinalMeld, values: options.RecycleValues ? new ValuePool() : null);
             sequences = r.Info.Sequences;
             readFrom = r.Info.ResumePosition;
             lastBarrier = r.Info.Barrier;
@@ -194,7 +198,7 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
         }
         else
         {
-            db = new Database();
+            db = new Database(values: options.RecycleValues ? new ValuePool() : null);
         }
 
         // Split phases (docs/doppel.md): a checkpoint's barrier ends a phase, so a restarted server

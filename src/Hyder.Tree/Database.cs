@@ -62,13 +62,21 @@ public sealed class Database
         new(_deferWaiters ? TaskCreationOptions.None : TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Creates an empty database whose final meld runs with the given stage thread id.</summary>
-    public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null)
-        : this(finalMeldThreadId, meldPool, null, 0, 0, 0)
+    /// <param name="finalMeldThreadId">Final meld's stage thread id (part of every ephemeral id).</param>
+    /// <param name="meldPool">Final meld's node pool (a new one when null).</param>
+    /// <param name="values">
+    /// The pool written values are copied into and freed back to (docs/value-storage.md), or null
+    /// to keep callers' arrays as they are. With a pool, a value read is valid only while the
+    /// transaction that read it (or a pin of its snapshot) is held: copy it to keep it.
+    /// </param>
+    public Database(byte finalMeldThreadId = 0, NodePool? meldPool = null, ValuePool? values = null)
+        : this(finalMeldThreadId, meldPool, null, 0, 0, 0, values)
     {
     }
 
-    private Database(byte finalMeldThreadId, NodePool? meldPool, Node? root, long sequence, long lastMelded, long nextEphemeralSequence)
+    private Database(byte finalMeldThreadId, NodePool? meldPool, Node? root, long sequence, long lastMelded, long nextEphemeralSequence, ValuePool? values)
     {
+        Values = values;
         _meldPool = meldPool ?? new NodePool(NodePool.DefaultCapacity, new NodeExchange());
         _meld = new MeldOperator(finalMeldThreadId, _meldPool, nextEphemeralSequence);
         _current = _oldest = new DatabaseState(root, sequence);
@@ -82,16 +90,23 @@ public sealed class Database
     /// final meld's ephemeral ids continue from <paramref name="nextEphemeralSequence"/>, as on the
     /// server that never stopped.
     /// </summary>
-    public static Database Restore(Node? root, long sequence, long lastMelded, byte finalMeldThreadId, long nextEphemeralSequence, NodePool? meldPool = null)
+    /// <remarks>
+    /// With <paramref name="values"/>, the loaded state's payloads stay ordinary arrays (they did
+    /// not come from the pool); the values written afterwards are pooled.
+    /// </remarks>
+    public static Database Restore(Node? root, long sequence, long lastMelded, byte finalMeldThreadId, long nextEphemeralSequence, NodePool? meldPool = null, ValuePool? values = null)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(sequence);
         ArgumentOutOfRangeException.ThrowIfLessThan(lastMelded, sequence);
         ArgumentOutOfRangeException.ThrowIfNegative(nextEphemeralSequence);
-        return new Database(finalMeldThreadId, meldPool, root, sequence, lastMelded, nextEphemeralSequence);
+        return new Database(finalMeldThreadId, meldPool, root, sequence, lastMelded, nextEphemeralSequence, values);
     }
 
     /// <summary>The last committed state.</summary>
     public DatabaseState Current => Volatile.Read(ref _current);
+
+    /// <summary>The pool written values are copied into, or null when the database keeps callers' arrays.</summary>
+    public ValuePool? Values { get; }
 
     /// <summary>The final-meld operator (its counters are the meld statistics).</summary>
     public MeldOperator FinalMeld => _meld;
@@ -489,6 +504,18 @@ public sealed class Database
 
             if (next.Displaced is { } list)
             {
+                if (Values is { } values)
+                {
+                    // Every holder of a dying payload is gone with the older states (docs/value-storage.md).
+                    for (var i = 0; i < list.Count; i++)
+                    {
+                        if (list[i].PayloadDies)
+                        {
+                            values.Return(list[i].Payload);
+                        }
+                    }
+                }
+
                 list.ReturnAllTo(_meldPool);
                 _meld.ReturnList(list);
                 next.Displaced = null;

@@ -85,6 +85,36 @@ public sealed class Node
     /// <summary>AVL height of the subtree (a leaf has 1).</summary>
     public byte Height;
 
+    /// <summary>
+    /// In memory only, never encoded or hashed: <see cref="Payload"/> is an array from the
+    /// database's <see cref="Memory.ValuePool"/> that only versions of this key hold
+    /// (docs/value-storage.md). Copies of the node for structure carry it with the payload; any
+    /// other payload clears it.
+    /// </summary>
+    internal bool PayloadFromPool;
+
+    /// <summary>
+    /// In memory only: final meld displaced this state node for a version that does not hold its
+    /// payload, so the payload goes back to the value pool when the node is reclaimed.
+    /// </summary>
+    internal bool PayloadDies;
+
+    /// <summary>Takes <paramref name="other"/>'s payload, and with it whether the payload is pooled.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void CopyPayloadOf(Node other)
+    {
+        Payload = other.Payload;
+        PayloadFromPool = other.PayloadFromPool;
+    }
+
+    /// <summary>Sets a payload that did not come from the value pool (a computed value, an operation list).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void SetOwnPayload(byte[] payload)
+    {
+        Payload = payload;
+        PayloadFromPool = false;
+    }
+
     /// <summary>Altered flag.</summary>
     public bool Altered => (Flags & NodeFlags.Altered) != 0;
 
@@ -145,5 +175,7 @@ public sealed class Node
         DependencyRanges = null;
         Flags = NodeFlags.Pooled;
         Height = 0;
+        PayloadFromPool = false;
+        PayloadDies = false;
     }
 }

@@ -182,7 +182,13 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
 
     private OperationResult Done(Operation operation, OperationResult result)
     {
-        _done?.Add((operation, result));
+        if (_done is not null)
+        {
+            // Replayed after the call returned: a server that recycles values has promised its
+            // callers their arrays back (docs/value-storage.md), so it keeps a copy.
+            _done.Add((server.Database.Values is not null && operation.Value is { } value ? operation with { Value = value.ToArray() } : operation, result));
+        }
+
         return result;
     }
 

@@ -212,6 +212,13 @@ public enum TransactionStatus : byte
 }
 
 /// <summary>The outcome of a transaction.</summary>
+/// <remarks>
+/// When the server recycles written values (<see cref="ServerOptions.RecycleValues"/>), the
+/// results' values are lent from the transaction's snapshot and the outcome holds that snapshot
+/// until <see cref="Dispose"/>: read the values (or copy them) first, then dispose the outcome.
+/// An outcome never disposed keeps its snapshot and every state after it in memory. Without
+/// recycling, the values are the caller's and <see cref="Dispose"/> does nothing.
+/// </remarks>
 /// <param name="Status">Committed, aborted or unknown.</param>
 /// <param name="Cause">Why it aborted (<see cref="AbortCause.None"/> otherwise).</param>
 /// <param name="Detail">A sentence for people: the conflicting key, the rejection reason.</param>
@@ -224,7 +231,57 @@ public sealed record TransactionOutcome(
     string? Detail,
     long Ordinal,
     long SnapshotSequence,
-    IReadOnlyList<OperationResult> Results);
+    IReadOnlyList<OperationResult> Results) : IDisposable
+{
+    private DatabaseState? _lease;
+    private OutcomeLeases? _leases;
+
+    /// <summary>A copy (<c>with</c>) shares the values but not the lease: only the original releases it.</summary>
+    private TransactionOutcome(TransactionOutcome original)
+    {
+        Status = original.Status;
+        Cause = original.Cause;
+        Detail = original.Detail;
+        Ordinal = original.Ordinal;
+        SnapshotSequence = original.SnapshotSequence;
+        Results = original.Results;
+    }
+
+    /// <summary>True while the outcome holds its snapshot (its values are lent and not yet released).</summary>
+    public bool HoldsSnapshot => Volatile.Read(ref _lease) is not null;
+
+    /// <summary>The outcome holds <paramref name="pinned"/>, a pin the caller took for it, counted in <paramref name="leases"/>.</summary>
+    internal TransactionOutcome Holding(DatabaseState pinned, OutcomeLeases leases)
+    {
+        _leases = leases;
+        leases.Opened();
+        _lease = pinned;
+        return this;
+    }
+
+    /// <summary>Releases the snapshot the results' values were lent from (once; later calls do nothing).</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _lease, null) is { } state)
+        {
+            state.Unpin();
+            _leases!.Closed();
+        }
+    }
+}
+
+/// <summary>One server's count of outcomes that hold their snapshot (<c>hyder_outcome_leases_open</c>).</summary>
+internal sealed class OutcomeLeases
+{
+    private long _open;
+
+    /// <summary>Outcomes not yet disposed.</summary>
+    public long Open => Interlocked.Read(ref _open);
+
+    public void Opened() => Interlocked.Increment(ref _open);
+
+    public void Closed() => Interlocked.Decrement(ref _open);
+}
 
 /// <summary>The size limits requests are checked against.</summary>
 public sealed record EngineLimits

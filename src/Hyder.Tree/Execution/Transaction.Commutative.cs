@@ -121,7 +121,7 @@ public sealed partial class Transaction
     private void AppendOperations(byte[] key, byte[] list, bool write)
     {
         var n = OwnOperationPath(key);
-        n.Payload = n.HasOperations ? OperationList.Concat(n.Payload, list) : list;
+        n.SetOwnPayload(n.HasOperations ? OperationList.Concat(n.Payload, list) : list);
         n.Flags |= NodeFlags.Operations;
         if (write)
         {

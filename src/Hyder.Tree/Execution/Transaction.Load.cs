@@ -33,7 +33,7 @@ public sealed partial class Transaction
         var mid = (lo + hi) >>> 1;
         var n = _pool.Rent();
         n.Key = pairs[mid].Key;
-        n.Payload = pairs[mid].Value;
+        SetWritten(n, pairs[mid].Value);
         n.Flags = NodeFlags.Altered;
         n.Owner = _token;
         n.Left = Build(pairs, lo, mid - 1);

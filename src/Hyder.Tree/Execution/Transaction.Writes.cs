@@ -141,12 +141,36 @@ public sealed partial class Transaction
             if (c == 0)
             {
                 // After operations on the key, the write joins their list (docs/doppel.md).
-                n.Payload = n.HasOperations ? OperationList.Append(n.Payload, Operation.Put(payload)) : payload;
+                if (n.HasOperations)
+                {
+                    n.SetOwnPayload(OperationList.Append(n.Payload, Operation.Put(payload)));
+                }
+                else
+                {
+                    SetWritten(n, payload);
+                }
+
                 n.Flags |= WriteFlags(blind);
                 return;
             }
 
             slot = ref c < 0 ? ref n.Left : ref n.Right;
+        }
+    }
+
+    /// <summary>
+    /// Gives a node the value written: a copy in an array from the database's value pool when it
+    /// recycles values (the caller's array is the caller's again), otherwise the caller's array.
+    /// </summary>
+    private void SetWritten(Node n, byte[] payload)
+    {
+        if (_database.Values is { } values)
+        {
+            n.Payload = values.Copy(payload, out n.PayloadFromPool);
+        }
+        else
+        {
+            n.SetOwnPayload(payload);
         }
     }
 
@@ -180,7 +204,7 @@ public sealed partial class Transaction
         {
             var leaf = _pool.Rent();
             leaf.Key = key;
-            leaf.Payload = payload;
+            SetWritten(leaf, payload);
             leaf.Flags = flags;
             leaf.Scv = scv;
             leaf.Ssv = NodeVersion.None;

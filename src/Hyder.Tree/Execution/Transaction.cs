@@ -140,7 +140,7 @@ public sealed partial class Transaction : IDisposable
 
         var n = _pool.Rent();
         n.CopyKeyOf(s);
-        n.Payload = s.Payload;
+        n.CopyPayloadOf(s);
         n.Left = s.Left;
         n.Right = s.Right;
         n.Height = s.Height;

@@ -73,6 +73,7 @@ public sealed partial class MeldOperator
         {
             AssertInState(x.Source, "a graft");
             _displaced.Add(x.Source);
+            PayloadMayDie(x.Source, x.Payload);
             x.Source = null;
         }
 
@@ -111,7 +112,7 @@ public sealed partial class MeldOperator
 
         var x = NewEphemeral();
         x.CopyKeyOf(l);
-        x.Payload = altered || operations ? p!.Payload : l.Payload;
+        x.CopyPayloadOf(altered || operations ? p! : l);
         if (_intentionMode)
         {
             x.Owner = _ownerHigh;
@@ -147,7 +148,7 @@ public sealed partial class MeldOperator
         {
             x.Scv = altered ? p!.Ncv : l.Ncv;
             x.Ssv = l.Nsv;
-            Retire(l);
+            Retire(l, x.Payload);
         }
 
         return Place(left, x, right);
@@ -230,9 +231,12 @@ public sealed partial class MeldOperator
         }
     }
 
-    /// <summary>A state or intention node that the result no longer uses.</summary>
+    /// <summary>
+    /// A state or intention node that the result no longer uses; <paramref name="kept"/> is the
+    /// payload of the version of its key that takes its place (null: the key is gone).
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void Retire(Node n)
+    private void Retire(Node n, byte[]? kept)
     {
         // Intention nodes are recycled by the intention walk; state nodes wait for older states;
         // premeld displaces nothing (its input state stays as it is).
@@ -240,7 +244,33 @@ public sealed partial class MeldOperator
         {
             AssertInState(n, "meld");
             _displaced.Add(n);
+            PayloadMayDie(n, kept);
         }
+    }
+
+    /// <summary>
+    /// The lifetime rule of docs/value-storage.md: a displaced state node's pooled payload is dead
+    /// once the node is, unless the version that takes its place holds the same array. Recorded
+    /// here, marked only when the meld commits (<see cref="MarkDyingPayloads"/>).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PayloadMayDie(Node displaced, byte[]? kept)
+    {
+        if (displaced.PayloadFromPool && !ReferenceEquals(displaced.Payload, kept) && _apply && !_intentionMode)
+        {
+            _dying.Add(displaced);
+        }
+    }
+
+    /// <summary>A meld committed: its displaced nodes whose payloads die say so, for <see cref="Database"/>'s reclamation.</summary>
+    private void MarkDyingPayloads()
+    {
+        for (var i = 0; i < _dying.Count; i++)
+        {
+            _dying[i].PayloadDies = true;
+        }
+
+        _dying.Clear();
     }
 
     /// <summary>
@@ -282,7 +312,7 @@ public sealed partial class MeldOperator
         Invariant.Assert(_intentionMode || !t.HasOperations, "final meld never copies a node with operations into the state");
         var e = NewEphemeral();
         e.CopyKeyOf(t);
-        e.Payload = t.Payload;
+        e.CopyPayloadOf(t);
         if (_intentionMode)
         {
             // A copy in the output intention: an intention node keeps its marks; a state node
@@ -304,7 +334,7 @@ public sealed partial class MeldOperator
         {
             e.Scv = t.Ncv;
             e.Ssv = t.Nsv;
-            Retire(t);
+            Retire(t, e.Payload);
         }
 
         e.Left = left;

@@ -40,7 +40,7 @@ public sealed partial class MeldOperator
                 var old = FindState(oldRoot, d.Key);
                 if (old is not null)
                 {
-                    Retire(old);
+                    Retire(old, null);
                 }
             }
         }
@@ -80,7 +80,7 @@ public sealed partial class MeldOperator
         }
 
         removed = true;
-        Retire(t);
+        Retire(t, null);
         return Join2(t.Left, t.Right);
     }
 

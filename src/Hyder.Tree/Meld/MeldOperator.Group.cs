@@ -182,7 +182,7 @@ public sealed partial class MeldOperator
                     // starts from a Clear, and the node takes the delete's check as a write
                     // (docs/doppel.md, "Group meld"). It is never grafted (no SSV), and final meld
                     // applies it, so rewriting its list here reaches no state.
-                    p.Payload = OperationList.Concat(OperationList.Encode(Operation.Clear()), p.Payload);
+                    p.SetOwnPayload(OperationList.Concat(OperationList.Encode(Operation.Clear()), p.Payload));
                     p.Flags = (p.Flags & ~NodeFlags.BlindWrite) | NodeFlags.Altered | (d.Blind ? NodeFlags.BlindWrite : NodeFlags.None);
                     p.Scv = d.Scv;
                     if (!d.Blind)
@@ -565,7 +565,7 @@ public sealed partial class MeldOperator
 
         if (p is null)
         {
-            x.Payload = l.Payload;
+            x.CopyPayloadOf(l);
             x.Flags = l.Flags & CarriedFlags;
             x.Scv = l.Scv;
         }
@@ -574,13 +574,13 @@ public sealed partial class MeldOperator
             var firstChecks = l.DependsOn || (l.Altered && (l.Flags & NodeFlags.BlindWrite) == 0);
             var secondChecks = p.DependsOn || (p.Altered && (p.Flags & NodeFlags.BlindWrite) == 0);
             var checkedWrite = (l.Altered && (l.Flags & NodeFlags.BlindWrite) == 0) || (p.Altered && (p.Flags & NodeFlags.BlindWrite) == 0);
-            x.Payload = p.Altered ? p.Payload : l.Payload;
+            x.CopyPayloadOf(p.Altered ? p : l);
             x.Flags = (l.Flags | p.Flags) & (NodeFlags.Altered | NodeFlags.DependsOn);
             if (l.HasOperations || p.HasOperations)
             {
                 // The first's operations (or write) then the second's, in log order, as one list:
                 // each bounded Add stays, so final meld checks its bound where it belongs.
-                x.Payload = OperationList.Concat(AsOperations(l), AsOperations(p));
+                x.SetOwnPayload(OperationList.Concat(AsOperations(l), AsOperations(p)));
                 x.Flags |= NodeFlags.Operations;
             }
 

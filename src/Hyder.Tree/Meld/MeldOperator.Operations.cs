@@ -89,7 +89,7 @@ public sealed partial class MeldOperator
             // ApplyDeletes finds it gone from the merged tree and retires it, once.
             if (l is not null && DeleteList.Find(_intention.Deletes, key) < 0)
             {
-                Retire(l);
+                Retire(l, null);
             }
 
             return Join2(left, right);
@@ -97,12 +97,20 @@ public sealed partial class MeldOperator
 
         if (l is not null)
         {
-            Retire(l);
+            Retire(l, settled.Value);
         }
 
         var x = NewEphemeral();
         x.Key = key;
-        x.Payload = settled.Value;
+        if (ReferenceEquals(settled.Value, l?.Payload))
+        {
+            // The operations left the value as it was: the same array, still the key's alone.
+            x.CopyPayloadOf(l!);
+        }
+        else
+        {
+            x.SetOwnPayload(settled.Value);
+        }
         x.Flags = NodeFlags.Altered;
         x.Scv = l?.Ncv ?? NodeVersion.None;
         x.Ssv = l?.Nsv ?? NodeVersion.None;
@@ -255,6 +263,7 @@ public sealed partial class MeldOperator
         _decideOnly = false;
         _sequenceAtStart = _sequence;
         _outcome = default;
+        _dying.Clear();
         for (var i = 0; i < values.Count; i++)
         {
             var (key, value) = values[i];
@@ -267,6 +276,7 @@ public sealed partial class MeldOperator
         }
 
         _fresh.Clear();
+        MarkDyingPayloads();
         displaced = _displaced;
         _displaced = _spareLists.Count > 0 ? _spareLists.Pop() : new NodeList(256);
         return root;
@@ -278,7 +288,7 @@ public sealed partial class MeldOperator
         {
             var x = NewEphemeral();
             x.Key = key;
-            x.Payload = value;
+            x.SetOwnPayload(value);
             x.Flags = NodeFlags.Altered;
             x.Scv = NodeVersion.None;
             x.Ssv = NodeVersion.None;
@@ -288,10 +298,10 @@ public sealed partial class MeldOperator
         var c = Keys.Compare(key, prefix, t);
         if (c == 0)
         {
-            Retire(t);
+            Retire(t, value);
             var x = NewEphemeral();
             x.Key = key;
-            x.Payload = value;
+            x.SetOwnPayload(value);
             x.Flags = NodeFlags.Altered;
             x.Scv = t.Ncv;
             x.Ssv = t.Nsv;

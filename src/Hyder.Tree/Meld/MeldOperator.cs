@@ -21,6 +21,9 @@ public sealed partial class MeldOperator
     private long _sequenceAtStart;
     private readonly NodeList _fresh = new(256);
     private NodeList _displaced = new(256);
+
+    /// <summary>Displaced state nodes of the meld in progress whose pooled payloads die with them.</summary>
+    private readonly NodeList _dying = new(64);
     private readonly Stack<NodeList> _spareLists = new();
 
     private Intention _intention = null!;
@@ -80,6 +83,7 @@ public sealed partial class MeldOperator
         if (_outcome.Committed)
         {
             AssertOutput(newRoot, state: true);
+            MarkDyingPayloads();
             RecycleIntention(intention, newRoot, committed: true);
             _fresh.Clear();
             displaced = _displaced;
@@ -263,6 +267,7 @@ public sealed partial class MeldOperator
         _deferred = false;
         _sequenceAtStart = _sequence;
         _outcome = default;
+        _dying.Clear();
     }
 
     private Node? MeldRoot(DatabaseState lcs)
@@ -305,7 +310,7 @@ public sealed partial class MeldOperator
                 var old = FindState(lcs.Root, d.Key);
                 if (old is not null)
                 {
-                    Retire(old);
+                    Retire(old, null);
                 }
             }
 

@@ -46,7 +46,7 @@ public static partial class IntentionDecoder
                     ?? throw new IntentionFormatException($"{Label}, node {i}: copied from key {Keys.Format(n.Key)}, which {snapshot} does not hold");
                 if (ReferenceEquals(n.Payload, NodeCodec.OmittedPayload))
                 {
-                    n.Payload = n.Source.Payload;
+                    n.CopyPayloadOf(n.Source);
                 }
             }
 

@@ -69,6 +69,9 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
                     ServerId = $"ycsb-{i + 1}",
                     Cluster = settings.Cluster,
                     MaxInFlight = Math.Max(512, 2 * settings.Sessions),
+
+                    // As hyder-server runs: written values recycled (docs/value-storage.md).
+                    RecycleValues = true,
                 };
                 servers.Add(await TransactionServer.StartAsync(log, options, cancellationToken: cancellationToken).ConfigureAwait(false));
             }
@@ -111,7 +114,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
                     break;
                 }
 
-                var outcome = await engine.ExecuteAsync(TreeIsolation.Serializable, batch, cancellationToken).ConfigureAwait(false);
+                using var outcome = await engine.ExecuteAsync(TreeIsolation.Serializable, batch, cancellationToken).ConfigureAwait(false);
                 if (outcome.Status == TransactionStatus.Unknown)
                 {
                     throw new TargetUnavailableException($"emptying key space {space.Name}: the server could not learn a delete's outcome ({outcome.Detail}).");
@@ -221,6 +224,12 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
 
         public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
 
+        /// <summary>A server that recycles values copies each written value before the call returns, so the driver's buffer can be passed as it is.</summary>
+        protected override bool ReadsValuesOnlyDuringTheCall => server.Options.RecycleValues;
+
+        /// <summary>Likewise for an interactive put, which the engine runs (and copies) within the call.</summary>
+        protected override bool PutReadsValueOnlyDuringTheCall => server.Options.RecycleValues;
+
         /// <summary>The engine's one-shot ExecuteAsync, the call the service's Execute makes.</summary>
         protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
         {
@@ -231,7 +240,8 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
                 request[i] = value is null ? Operation.Get(key) : Operation.Put(key, value);
             }
 
-            var outcome = await server.ExecuteAsync(Map(isolation), request, cancellationToken).ConfigureAwait(false);
+            // The results' values are lent until the outcome is disposed; only Found is read here.
+            using var outcome = await server.ExecuteAsync(Map(isolation), request, cancellationToken).ConfigureAwait(false);
             switch (outcome.Status)
             {
                 case TransactionStatus.Committed:

@@ -47,7 +47,7 @@ internal abstract class HyderSession : ITargetSession
         await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is { } value ? DecodeCounter(value) : null;
 
     public ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken) =>
-        PutValueAsync(HyderKeys.Encode(space, key.Span), value.ToArray(), cancellationToken);
+        PutValueAsync(HyderKeys.Encode(space, key.Span), Value(value, borrow: PutReadsValueOnlyDuringTheCall), cancellationToken);
 
     public async ValueTask<bool> InsertAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken)
     {
@@ -98,6 +98,9 @@ internal abstract class HyderSession : ITargetSession
     /// them in its tree) each value is a copy of its own.
     /// </summary>
     protected virtual bool ReadsValuesOnlyDuringTheCall => false;
+
+    /// <summary>True when an interactive put reads the value only while the call runs, so the driver's buffer can be passed as it is.</summary>
+    protected virtual bool PutReadsValueOnlyDuringTheCall => false;
 
     /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep unless <see cref="ReadsValuesOnlyDuringTheCall"/>.</summary>
     protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
