@@ -7,45 +7,92 @@ namespace Hyder.Log.Client;
 public sealed partial class LogClient
 {
     /// <inheritdoc />
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
+    /// <remarks>
+    /// The common case (a token, then every unit of the chain answering Ok) runs as a pooled
+    /// <see cref="AppendOperation"/> and allocates nothing; anything else continues in
+    /// <see cref="AppendSlowAsync"/> from where it stood.
+    /// </remarks>
+    public ValueTask<long> AppendAsync(ReadOnlyMemory<byte> block, CancellationToken cancellationToken = default)
     {
         if (block.Length == 0 || block.Length > BlockSize)
         {
             throw new SharedLogException(LogStatus.WrongBlockSize, -1, $"A block holds 1 to {BlockSize} bytes, not {block.Length}.");
         }
 
-        var deadline = Deadline();
+        return AppendOperation.Start(this, block, cancellationToken);
+    }
+
+    /// <summary>Where the common path left an append it could not finish (<see cref="AppendOperation"/>).</summary>
+    /// <param name="View">The view the token came from.</param>
+    /// <param name="Address">The token's address (none for <see cref="ChainOutcome.Void"/> without a token).</param>
+    /// <param name="Outcome">The chain write's outcome, as the loop in <see cref="AppendSlowAsync"/> would have found it on its first try.</param>
+    private readonly record struct AppendResume(ClientView View, long Address, ChainOutcome Outcome);
+
+    /// <summary>
+    /// An append, from a new token or (<paramref name="resume"/>) from a first chain write the
+    /// common path could not finish, with its retry rules: back off while there is no token; after
+    /// a write the head may hold, keep the address through reconfigurations.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<long> AppendSlowAsync(ReadOnlyMemory<byte> block, long deadline, AppendResume? resume, CancellationToken cancellationToken)
+    {
         while (true)
         {
             var view = _view;
             long address;
-            try
+            var retry = false;
+            if (resume is { } from)
             {
-                var token = _options.BatchTokens
-                    ? await _tokens.NextAsync(view, cancellationToken).ConfigureAwait(false)
-                    : await view.Sequencer.NextAsync(view.Epoch, 1, cancellationToken).ConfigureAwait(false);
-                if (token.Status != LogStatus.Ok)
+                resume = null;
+                view = from.View;
+                address = from.Address;
+                if (from.Outcome == ChainOutcome.Taken)
                 {
-                    ThrowUnlessRetryable(token.Status, -1);
-                    await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);
                     continue;
                 }
 
-                address = token.Address;
-            }
-            catch (UnitUnreachableException)
-            {
                 await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);
-                continue;
+                if (from.Outcome == ChainOutcome.Void)
+                {
+                    continue;
+                }
+
+                // Retry: the head may hold our block.
+                retry = true;
+            }
+            else
+            {
+                try
+                {
+                    var token = _options.BatchTokens
+                        ? await _tokens.NextAsync(view, cancellationToken).ConfigureAwait(false)
+                        : await view.Sequencer.NextAsync(view.Epoch, 1, cancellationToken).ConfigureAwait(false);
+                    if (token.Status != LogStatus.Ok)
+                    {
+                        ThrowUnlessRetryable(token.Status, -1);
+                        await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);
+                        continue;
+                    }
+
+                    address = token.Address;
+                }
+                catch (UnitUnreachableException)
+                {
+                    await BackOffAsync(view, deadline, cancellationToken).ConfigureAwait(false);
+                    continue;
+                }
             }
 
             // Once the head may hold our block (it accepted the write or did not answer), the token
             // stays ours through reconfigurations: a sealed head counts the address, so the new
             // sequencer starts above it. Retry the same address until the chain has the block or
             // someone else's block or fill took the address.
-            var retry = false;
             var tokenEpoch = view.Epoch;
+            if (retry)
+            {
+                view = _view;
+            }
+
             while (true)
             {
                 if (retry && view.Epoch != tokenEpoch && await VoidAfterReconfigurationAsync(view, address, cancellationToken).ConfigureAwait(false))
@@ -53,7 +100,7 @@ public sealed partial class LogClient
                     break;
                 }
 
-                // The chain write is inlined (not a helper method): one pooled state machine per append.
+                // The chain write is inlined (not a helper method): one state machine per append.
                 var outcome = ChainOutcome.Done;
                 var chain = view.ChainFor(address);
                 for (var i = 0; i < chain.Length && outcome == ChainOutcome.Done; i++)
