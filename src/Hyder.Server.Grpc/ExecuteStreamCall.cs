@@ -202,6 +202,10 @@ internal sealed partial class ExecuteStreamCall
     private async Task WriteAnswersAsync()
     {
         var answered = _answered.Reader;
+
+        // Taken from the queue and not yet written: what a failed write leaves behind.
+        Slot? writing = null;
+        Slot? following = null;
         try
         {
             while (await answered.WaitToReadAsync().ConfigureAwait(false))
@@ -211,21 +215,28 @@ internal sealed partial class ExecuteStreamCall
                     continue;
                 }
 
+                writing = slot;
                 while (answered.TryRead(out var next))
                 {
+                    following = next;
                     _responses.WriteOptions = s_buffered;
                     await _responses.WriteAsync(slot.Response).ConfigureAwait(false);
                     Free(slot);
-                    slot = next;
+                    slot = writing = next;
+                    following = null;
                 }
 
                 _responses.WriteOptions = null;
                 await _responses.WriteAsync(slot.Response).ConfigureAwait(false);
                 Free(slot);
+                writing = null;
             }
         }
         catch (Exception e)
         {
+            // Their answers will never be written: they release what they lent.
+            writing?.Clear();
+            following?.Clear();
             // The call is broken (or cancelled): nothing more can be answered.
             _writeFailure = _abort.IsCancellationRequested ? null : e;
             await _abort.CancelAsync().ConfigureAwait(false);

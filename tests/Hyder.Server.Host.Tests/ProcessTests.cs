@@ -119,6 +119,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--max-top-k", "--embedded --max-top-k 2000")]
     [InlineData("--spin", "--embedded --spin sometimes")]
     [InlineData("--broadcast-trust", "--embedded --broadcast-trust maybe")]
+    [InlineData("--recycle-values", "--embedded --recycle-values sometimes")]
     [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0")]
     [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0 --tls-certificate /nonexistent/server.crt")]
     [InlineData("--tls-key", "--embedded --tls-key server.key")]

@@ -247,6 +247,14 @@ public sealed record TransactionOutcome(
         Results = original.Results;
     }
 
+    /// <summary>Equal outcomes say the same; whether either still holds its snapshot does not count.</summary>
+    public bool Equals(TransactionOutcome? other) =>
+        other is not null && Status == other.Status && Cause == other.Cause && Detail == other.Detail &&
+        Ordinal == other.Ordinal && SnapshotSequence == other.SnapshotSequence && Equals(Results, other.Results);
+
+    /// <inheritdoc/>
+    public override int GetHashCode() => HashCode.Combine(Status, Cause, Detail, Ordinal, SnapshotSequence, Results);
+
     /// <summary>True while the outcome holds its snapshot (its values are lent and not yet released).</summary>
     public bool HoldsSnapshot => Volatile.Read(ref _lease) is not null;
 

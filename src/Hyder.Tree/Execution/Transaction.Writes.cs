@@ -204,7 +204,14 @@ public sealed partial class Transaction
         {
             var leaf = _pool.Rent();
             leaf.Key = key;
-            SetWritten(leaf, payload);
+            if ((flags & NodeFlags.Operations) != 0)
+            {
+                leaf.SetOwnPayload(payload);
+            }
+            else
+            {
+                SetWritten(leaf, payload);
+            }
             leaf.Flags = flags;
             leaf.Scv = scv;
             leaf.Ssv = NodeVersion.None;

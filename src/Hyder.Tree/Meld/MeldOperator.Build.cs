@@ -76,6 +76,13 @@ public sealed partial class MeldOperator
             PayloadMayDie(x.Source, x.Payload);
             x.Source = null;
         }
+        else if (x.Scv.IsSome && _apply && !_intentionMode && _state is { } lcs && FindState(lcs.Root, x.Key) is { } replaced)
+        {
+            // A version of an existing key with no source (a key the transaction deleted and
+            // inserted again, a premeld copy of an intention node) still takes the place of the
+            // state's node for its key: one lookup, only for such nodes.
+            Retire(replaced, x.Payload);
+        }
 
         if (x.Left is { } left && Inside(left))
         {
