@@ -181,6 +181,60 @@ public sealed class ReclamationTests
         return results;
     }
 
+    /// <summary>
+    /// Two transactions on one snapshot: the first deletes k08 (the state's tree changes shape
+    /// around it), the second deletes k06, k15 and the absent k11. Final meld grafts the second's
+    /// k14 (its subtree did not change) with the read-only copy of k12 under it that carries the
+    /// range of the absent k11; then its delete of k06 rebalances, and a rotation copies k14 and
+    /// k12 into new nodes. Neither intention node is in the new state, so recycling, from the
+    /// node list (encoded, or decoded as a peer's) or by the tree walk, must hand back all four
+    /// inside nodes. A grafted mark set when the recursion first placed k14 used to survive the
+    /// copy: the tree walk stopped at k14 and kept both (2 nodes back), the list walk kept k14 but
+    /// never a read-only copy (3 back), and the Debug check comparing the two fired.
+    /// </summary>
+    [Theory]
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    [InlineData(true, true)]
+    public void AGraftedNodeARotationCopiesOutOfTheStateGoesBackWithTheReadOnlyCopyUnderIt(bool encode, bool decode)
+    {
+        var db = Load("k00", "k01", "k03", "k04", "k05", "k06", "k07", "k08", "k09", "k12", "k14", "k15");
+
+        // Pinned, so that no displaced state node goes back during the meld measured below.
+        var pinned = db.PinCurrent();
+        var first = db.Begin(IsolationLevel.Serializable);
+        first.Delete(K("k08"));
+        var second = db.Begin(IsolationLevel.Serializable);
+        second.Delete(K("k06"));
+        second.Delete(K("k15"));
+        second.Delete(K("k11"));
+        Assert.True(db.Commit(first).Committed);
+
+        var intention = second.Complete()!;
+        if (encode)
+        {
+            var encoded = IntentionEncoder.Encode(intention, BlockFormat.MaxBlockSize);
+            if (decode)
+            {
+                var block = encoded.Finish([]);
+                var snapshot = intention.Snapshot;
+                intention.ReleasePins();
+                intention = IntentionDecoder.Decode(block.Span, [], snapshot, new NodePool(1024));
+            }
+
+            encoded.Release();
+        }
+
+        db.Append(intention);
+        Assert.Equal(encode, intention.HasInsideNodes);
+        var before = db.MeldPool.Returned;
+        Assert.True(db.Meld(intention).Committed);
+        Assert.Equal(4, db.MeldPool.Returned - before);
+        db.Release(pinned);
+        Assert.Equal("k00=k000,k01=k010,k03=k030,k04=k040,k05=k050,k07=k070,k09=k090,k12=k120,k14=k140", Contents(db.Current));
+        TreeInspector.ValidateState(db.Current.Root);
+    }
+
     [Fact]
     public void ReturningANodeTwiceIsCaught()
     {

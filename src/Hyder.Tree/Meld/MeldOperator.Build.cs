@@ -31,7 +31,22 @@ public sealed partial class MeldOperator
             return c;
         }
 
-        return Inside(c) ? PublishChild(c) : c;
+        if (!Inside(c))
+        {
+            return c;
+        }
+
+        // The topmost intention nodes the new state keeps are marked here, where they are known,
+        // not when the recursion hung them under a fresh node: a later rotation (ApplyDeletes,
+        // Join) may still copy such a node, and a mark left on it would keep it, and shield an
+        // unswapped read-only copy under it, from the recycling walks.
+        var kept = PublishChild(c);
+        if (kept == c)
+        {
+            c.Flags |= NodeFlags.Grafted;
+        }
+
+        return kept;
     }
 
     /// <summary>Publishes an intention node the new state references; returns what the state keeps.</summary>
@@ -228,11 +243,14 @@ public sealed partial class MeldOperator
     private bool IsFresh(Node n) =>
         n.Vn.IsEphemeral && n.Vn.ThreadId == _threadId && n.Vn.Sequence >= _sequenceAtStart;
 
-    /// <summary>Marks an intention node that the new state references directly.</summary>
+    /// <summary>
+    /// Marks an intention node that premeld's or group meld's output references directly. Final
+    /// meld marks the nodes its new state keeps when it publishes them (<see cref="PublishEdge"/>).
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void MarkGrafted(Node? n)
     {
-        if (_apply && n is not null && Inside(n) && !IsFresh(n))
+        if (_apply && _outputIsIntention && n is not null && Inside(n) && !IsFresh(n))
         {
             n.Flags |= NodeFlags.Grafted;
         }

@@ -260,6 +260,7 @@ public sealed partial class MeldOperator
         _ownerHigh = long.MinValue;
         _apply = true;
         _intentionMode = false;
+        _outputIsIntention = false;
         _decideOnly = false;
         _sequenceAtStart = _sequence;
         _outcome = default;

@@ -33,6 +33,14 @@ public sealed partial class MeldOperator
     private long _ownerHigh;
     private bool _apply;
     private bool _intentionMode;
+
+    /// <summary>
+    /// Premeld and group meld (set by <see cref="Begin"/>; group meld clears
+    /// <see cref="_intentionMode"/> before it marks its output's root, this stays): the output is
+    /// an intention, and the recursion marks the input nodes it places (<see cref="MarkGrafted"/>).
+    /// Final meld marks only what publishing keeps.
+    /// </summary>
+    private bool _outputIsIntention;
     private bool _decideOnly;
     private bool _deferred;
     private readonly List<KeyRange> _movedRanges = [];
@@ -264,6 +272,7 @@ public sealed partial class MeldOperator
         _phantomBase = intention.PhantomBase;
         _apply = apply;
         _intentionMode = intentionMode;
+        _outputIsIntention = intentionMode;
         _deferred = false;
         _sequenceAtStart = _sequence;
         _outcome = default;
