@@ -104,7 +104,7 @@ internal sealed partial class LogFollower
         Intention intention;
         try
         {
-            intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool);
+            intention = IntentionDecoder.Decode(job.Final.Span, job.Parts, snapshot, pool, _db.Values);
         }
         catch (IntentionFormatException e)
         {

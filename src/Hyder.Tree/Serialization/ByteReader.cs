@@ -110,7 +110,10 @@ internal ref struct ByteReader(ReadOnlySpan<byte> data, string label)
     }
 
     /// <summary>A varint length and that many bytes, copied into a new array.</summary>
-    public byte[] Bytes(string field)
+    public byte[] Bytes(string field) => BytesSpan(field).ToArray();
+
+    /// <summary>A length-prefixed byte string, as a view of the input (valid while the input is).</summary>
+    public ReadOnlySpan<byte> BytesSpan(string field)
     {
         var n = Varint(field, int.MaxValue);
         if (n > (ulong)Remaining)
@@ -118,7 +121,7 @@ internal ref struct ByteReader(ReadOnlySpan<byte> data, string label)
             Fail($"{field} claims {n} bytes but only {Remaining} are left");
         }
 
-        var bytes = _data.Slice(Position, (int)n).ToArray();
+        var bytes = _data.Slice(Position, (int)n);
         Position += (int)n;
         return bytes;
     }

@@ -34,11 +34,12 @@ public static partial class IntentionDecoder
     /// <param name="parts">Its earlier blocks, in the order <see cref="IntentionHeader.PartPositions"/> names them.</param>
     /// <param name="snapshot">The local state S(s).</param>
     /// <param name="pool">Where the inside nodes come from.</param>
-    public static Intention Decode(ReadOnlySpan<byte> finalBlock, IReadOnlyList<ReadOnlyMemory<byte>> parts, DatabaseState snapshot, NodePool pool)
+    /// <param name="values">The database's value pool, which the decoded values are copied into (null: ordinary arrays).</param>
+    public static Intention Decode(ReadOnlySpan<byte> finalBlock, IReadOnlyList<ReadOnlyMemory<byte>> parts, DatabaseState snapshot, NodePool pool, ValuePool? values = null)
     {
         ArgumentNullException.ThrowIfNull(snapshot);
         ArgumentNullException.ThrowIfNull(pool);
-        var lease = new NodePoolLease(pool);
+        var lease = new NodePoolLease(pool, values);
         var image = Parse(finalBlock, parts, lease);
         if (image.Header.SnapshotSequence != snapshot.Sequence)
         {

@@ -328,7 +328,23 @@ internal static class NodeCodec
             r.Fail("empty key");
         }
 
-        var payload = fromSource ? OmittedPayload : r.Bytes("payload");
+        // A value (not an operation list) goes into the database's value pool when it has one
+        // (docs/value-storage.md): meld frees it like a value written on this server.
+        byte[] payload;
+        var pooled = false;
+        if (fromSource)
+        {
+            payload = OmittedPayload;
+        }
+        else if (pool.Values is { } values && !operations)
+        {
+            payload = values.Copy(r.BytesSpan("payload"), out pooled);
+        }
+        else
+        {
+            payload = r.Bytes("payload");
+        }
+
         if (operations && Commutative.OperationList.Check(payload) is { } malformed)
         {
             r.Fail(malformed);
@@ -337,6 +353,7 @@ internal static class NodeCodec
         var n = pool.Rent();
         n.Key = key;
         n.Payload = payload;
+        n.PayloadFromPool = pooled;
         n.Flags = (NodeFlags)(flags & (byte)StoredFlags) | (operations ? NodeFlags.Operations : NodeFlags.None);
         ReadMetadata(ref r, shape, table, n);
         refs.Left = refs.LeftKind >= RefPersistent ? ReadVersion(ref r, refs.LeftKind, table, "left child") : NodeVersion.None;

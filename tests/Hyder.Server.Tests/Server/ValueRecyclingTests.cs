@@ -365,6 +365,35 @@ public sealed class ValueRecyclingTests(ITestOutputHelper output)
         }
     }
 
+    /// <summary>
+    /// A server decodes its peers' intentions from the log: their values go into its own value
+    /// pool and come back to it like its own writes, and every value it then reads is the one
+    /// written. (Without this a cluster of N servers would recycle only 1/N of its writes.)
+    /// </summary>
+    [Fact]
+    public async Task APeersWritesDecodedFromTheLogAreRecycledByTheServerThatDecodesThem()
+    {
+        const int keys = 32;
+        await using var cluster = await TestCluster.StartAsync(2, Settings, s_recycle);
+        var (writer, reader) = (cluster.Servers[0], cluster.Servers[1]);
+        var values = reader.Database.Values!;
+        await WriteAllAsync(writer, keys, version: 0);
+        await OverwriteAsync(writer, keys, writers: 4, transactions: 300, firstVersion: 1);
+        await cluster.QuiesceAsync();
+        output.WriteLine($"the decoding server: values taken {values.Taken}, reused {values.Reused}, returned {values.Returned}");
+        Assert.True(values.Taken >= 1_000, $"the decoding server took only {values.Taken} value arrays for its peer's 2,432 writes");
+        Assert.True(values.Returned > 0 && values.Reused > 0, $"the peer's values did not come back to the decoding server's pool ({values.Returned} returned, {values.Reused} reused)");
+
+        using var read = await reader.ExecuteAsync(IsolationLevel.SnapshotIsolation, [Operation.Scan(Key(0), Key(keys), 0)]);
+        var rows = read.Results[0].Rows!;
+        Assert.Equal(keys, rows.Count);
+        foreach (var row in rows)
+        {
+            Assert.True(Decode(row.Value, out var key, out _), Describe(row.Value));
+            Assert.Equal(BinaryPrimitives.ReadInt32BigEndian(row.Key), key);
+        }
+    }
+
     /// <summary>Puts every key's value at <paramref name="version"/>, in one transaction.</summary>
     private static async Task WriteAllAsync(TransactionServer server, int keys, int version)
     {

@@ -373,6 +373,7 @@ internal sealed partial class SimCluster
 
         var live = _servers.Values.Select(s => s!).ToList();
         Stats.Ordinals = live[0].Melded;
+        Stats.ValuesReused = live.Sum(s => s.Server?.Database.Values?.Reused ?? 0);
         foreach (var s in live.Skip(1))
         {
             if (s.Melded != live[0].Melded || s.StateHash != live[0].StateHash)
