@@ -156,20 +156,7 @@ public sealed class ReclamationTests
                 continue;
             }
 
-            if (encode)
-            {
-                var encoded = IntentionEncoder.Encode(intention, BlockFormat.MaxBlockSize);
-                if (decode)
-                {
-                    // A peer's copy: the same intention read back from its block, on the same snapshot.
-                    var block = encoded.Finish([]);
-                    var snapshot = intention.Snapshot;
-                    intention.ReleasePins();
-                    intention = IntentionDecoder.Decode(block.Span, [], snapshot, new NodePool(1024));
-                }
-
-                encoded.Release();
-            }
+            intention = EncodedOrDecoded(intention, encode, decode);
 
             db.Append(intention);
             var fromList = intention.HasInsideNodes;
@@ -210,20 +197,7 @@ public sealed class ReclamationTests
         second.Delete(K("k11"));
         Assert.True(db.Commit(first).Committed);
 
-        var intention = second.Complete()!;
-        if (encode)
-        {
-            var encoded = IntentionEncoder.Encode(intention, BlockFormat.MaxBlockSize);
-            if (decode)
-            {
-                var block = encoded.Finish([]);
-                var snapshot = intention.Snapshot;
-                intention.ReleasePins();
-                intention = IntentionDecoder.Decode(block.Span, [], snapshot, new NodePool(1024));
-            }
-
-            encoded.Release();
-        }
+        var intention = EncodedOrDecoded(second.Complete()!, encode, decode);
 
         db.Append(intention);
         Assert.Equal(encode, intention.HasInsideNodes);
@@ -271,5 +245,30 @@ public sealed class ReclamationTests
         nodes.ForEach(pool.Return);
         Assert.Equal(2, pool.Count);
         Assert.Equal(3, pool.Dropped);
+    }
+
+    /// <summary>
+    /// The intention as final meld gets it: as built; encoded (<paramref name="encode"/>: it keeps
+    /// its inside-node list, which final meld recycles from); or read back from its block as a
+    /// peer's copy on the same snapshot (<paramref name="decode"/>).
+    /// </summary>
+    private static Intention EncodedOrDecoded(Intention intention, bool encode, bool decode)
+    {
+        if (!encode)
+        {
+            return intention;
+        }
+
+        var encoded = IntentionEncoder.Encode(intention, BlockFormat.MaxBlockSize);
+        if (decode)
+        {
+            var block = encoded.Finish([]);
+            var snapshot = intention.Snapshot;
+            intention.ReleasePins();
+            intention = IntentionDecoder.Decode(block.Span, [], snapshot, new NodePool(1024));
+        }
+
+        encoded.Release();
+        return intention;
     }
 }

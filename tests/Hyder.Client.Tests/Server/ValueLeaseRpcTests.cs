@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using Google.Protobuf;
@@ -8,6 +7,7 @@ using Hyder.Log.Embedded;
 using Hyder.Server;
 using Hyder.Server.Cluster;
 using Hyder.Server.Grpc;
+using Hyder.Testing;
 using Microsoft.AspNetCore.Builder;
 using Xunit;
 using Xunit.Abstractions;
@@ -292,42 +292,14 @@ public sealed class ValueLeaseRpcTests(ITestOutputHelper output)
 
     private static byte[] Key(int k) => [(byte)'k', (byte)(k >> 8), (byte)k];
 
-    /// <summary>Value lengths by key: a few classes of about a kilobyte, so freed arrays are taken again by other keys.</summary>
-    private static int LengthOf(int key) => 1000 + (key % 3 * 500);
+    /// <summary>Values of about a kilobyte in three length classes, so freed arrays are taken again by other keys.</summary>
+    private static readonly SelfDescribingValues s_values = new(key => 1000 + (key % 3 * 500), Keys);
 
-    /// <summary>A value that describes itself: (key, version, ~key) repeated, then the key's low byte.</summary>
-    private static byte[] Encode(int key, int version)
-    {
-        var value = new byte[LengthOf(key)];
-        var i = 0;
-        for (; i + 12 <= value.Length; i += 12)
-        {
-            BinaryPrimitives.WriteInt32LittleEndian(value.AsSpan(i), key);
-            BinaryPrimitives.WriteInt32LittleEndian(value.AsSpan(i + 4), version);
-            BinaryPrimitives.WriteInt32LittleEndian(value.AsSpan(i + 8), ~key);
-        }
+    private static byte[] Encode(int key, int version) => s_values.Encode(key, version);
 
-        value.AsSpan(i).Fill((byte)key);
-        return value;
-    }
+    private static bool Decode(ReadOnlySpan<byte> value, out int key, out int version) => s_values.Decode(value, out key, out version);
 
-    private static bool Decode(ReadOnlySpan<byte> value, out int key, out int version)
-    {
-        key = version = -1;
-        if (value.Length < 12)
-        {
-            return false;
-        }
-
-        key = BinaryPrimitives.ReadInt32LittleEndian(value);
-        version = BinaryPrimitives.ReadInt32LittleEndian(value[4..]);
-        return key is >= 0 and < Keys && value.Length == LengthOf(key) && value.SequenceEqual(Encode(key, version));
-    }
-
-    private static string Describe(ReadOnlySpan<byte> value) =>
-        value.Length == 0 ? "an empty value"
-        : value.IndexOfAnyExcept(Hyder.Tree.Memory.ValuePool.Poison) < 0 ? $"{value.Length} bytes of the pool's poison"
-        : $"{value.Length} bytes {Convert.ToHexString(value[..Math.Min(value.Length, 24)])}…";
+    private static string Describe(ReadOnlySpan<byte> value) => SelfDescribingValues.Describe(value);
 
     /// <summary>A recycling transaction server on an embedded log behind <see cref="HyderService"/>, and its lease gauge.</summary>
     private sealed class Rig : IAsyncDisposable

@@ -3,6 +3,7 @@ using System.Collections.Concurrent;
 using Hyder.Server.Cluster;
 using Hyder.Server.Engine;
 using Hyder.Tree;
+using Hyder.Testing;
 using Hyder.Tree.Meld;
 using Xunit;
 using Xunit.Abstractions;
@@ -476,39 +477,12 @@ public sealed class ValueRecyclingTests(ITestOutputHelper output)
         return count;
     }
 
-    /// <summary>Value lengths by key: a few classes, so freed arrays are taken again by other keys.</summary>
-    private static int LengthOf(int key) => 64 + (key % 3 * 40);
+    /// <summary>Values in three short length classes, so freed arrays are taken again by other keys.</summary>
+    private static readonly SelfDescribingValues s_values = new(key => 64 + (key % 3 * 40));
 
-    /// <summary>A value that describes itself: (key, version, ~key) repeated, as many 12-byte groups as its key's length holds, then the key's low byte.</summary>
-    internal static byte[] Encode(int key, int version)
-    {
-        var value = new byte[LengthOf(key)];
-        var i = 0;
-        for (; i + 12 <= value.Length; i += 12)
-        {
-            BinaryPrimitives.WriteInt32LittleEndian(value.AsSpan(i), key);
-            BinaryPrimitives.WriteInt32LittleEndian(value.AsSpan(i + 4), version);
-            BinaryPrimitives.WriteInt32LittleEndian(value.AsSpan(i + 8), ~key);
-        }
+    internal static byte[] Encode(int key, int version) => s_values.Encode(key, version);
 
-        value.AsSpan(i).Fill((byte)key);
-        return value;
-    }
+    internal static bool Decode(ReadOnlySpan<byte> value, out int key, out int version) => s_values.Decode(value, out key, out version);
 
-    /// <summary>True when <paramref name="value"/> is exactly what <see cref="Encode"/> made for some key and version.</summary>
-    internal static bool Decode(ReadOnlySpan<byte> value, out int key, out int version)
-    {
-        key = version = -1;
-        if (value.Length < 12)
-        {
-            return false;
-        }
-
-        key = BinaryPrimitives.ReadInt32LittleEndian(value);
-        version = BinaryPrimitives.ReadInt32LittleEndian(value[4..]);
-        return key >= 0 && value.Length == LengthOf(key) && value.SequenceEqual(Encode(key, version));
-    }
-
-    private static string Describe(ReadOnlySpan<byte> value) =>
-        value.Length == 0 ? "an empty value" : value.IndexOfAnyExcept(Hyder.Tree.Memory.ValuePool.Poison) < 0 ? $"{value.Length} bytes of the pool's poison" : $"{value.Length} bytes {Convert.ToHexString(value[..Math.Min(value.Length, 24)])}…";
+    private static string Describe(ReadOnlySpan<byte> value) => SelfDescribingValues.Describe(value);
 }
