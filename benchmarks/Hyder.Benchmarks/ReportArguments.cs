@@ -10,6 +10,37 @@ internal static class ReportArguments
         return i >= 0 && i + 1 < args.Length ? args[i + 1] : null;
     }
 
+    /// <summary>
+    /// The first argument that is neither one of <paramref name="flags"/> nor one of
+    /// <paramref name="options"/> with a value after it, described for an error message; null when
+    /// every argument is known.
+    /// </summary>
+    public static string? Unknown(string[] args, string[] flags, string[] options)
+    {
+        for (var i = 0; i < args.Length; i++)
+        {
+            if (flags.Contains(args[i]))
+            {
+                continue;
+            }
+
+            if (options.Contains(args[i]))
+            {
+                if (i + 1 == args.Length)
+                {
+                    return $"{args[i]} needs a value";
+                }
+
+                i++;
+                continue;
+            }
+
+            return $"unknown option '{args[i]}'";
+        }
+
+        return null;
+    }
+
     /// <summary>The repository's root (the first directory up from the working directory that holds Hyder.sln), or the working directory.</summary>
     public static string RepositoryRoot()
     {

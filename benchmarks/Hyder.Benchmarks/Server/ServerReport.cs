@@ -23,6 +23,18 @@ public static class ServerReport
     /// </summary>
     public static async Task<int> RunAsync(string[] args)
     {
+        if (args.Contains("--help") || args.Contains("-h"))
+        {
+            Console.WriteLine(Usage);
+            return 0;
+        }
+
+        if (ReportArguments.Unknown(args, flags: ["--quick"], options: ["--keys", "--clients", "--warmup", "--seconds", "--out"]) is { } unknown)
+        {
+            Console.Error.WriteLine($"server: {unknown}\n{Usage}");
+            return 2;
+        }
+
         var quick = args.Contains("--quick");
         var w = new ServerWorkload(
             Keys: IntOption(args, "--keys") ?? (quick ? 50_000 : 1_000_000),
@@ -65,13 +77,27 @@ public static class ServerReport
             GC.WaitForPendingFinalizers();
         }
 
-        var path = ReportArguments.Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "server-quick.md") : Path.Combine(ReportArguments.RepositoryRoot(), "docs", "benchmarks", "server.md"));
+        var path = ReportArguments.Option(args, "--out") ?? (quick ? Path.Combine(Path.GetTempPath(), "server-quick.md") : Path.Combine(ReportArguments.RepositoryRoot(), "docs", "benchmarks", "server-report.md"));
         var command = "dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- server" + (args.Length > 0 ? " " + string.Join(' ', args) : string.Empty);
         File.WriteAllText(path, ServerReportWriter.Write(rows, machine, w, encode, command, clock.Elapsed));
         Console.WriteLine($"wrote {path}");
         return 0;
     }
 
+
+    private const string Usage = """
+        Usage: dotnet run -c Release --project benchmarks/Hyder.Benchmarks -- server [options]
+
+        One transaction server end to end, six pipeline configurations, about 5 minutes on 2 cores.
+        Writes docs/benchmarks/server-report.md (generated; the measured sittings are in server.md).
+
+          --quick          a smoke run: 50,000 keys, 3 s warm-up and 6 s per configuration, to the temp folder
+          --keys N         keys loaded (default 1,000,000)
+          --clients N      concurrent clients (default 128)
+          --warmup S       seconds before measuring each configuration (default 10)
+          --seconds S      seconds measured per configuration (default 30)
+          --out PATH       where the report goes
+        """;
 
     private static int? IntOption(string[] args, string name) =>
         ReportArguments.Option(args, name) is { } s ? int.Parse(s, s_inv) : null;

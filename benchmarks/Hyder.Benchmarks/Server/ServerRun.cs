@@ -22,6 +22,9 @@ internal static class ServerRun
             ServerId = "bench",
             Cluster = config.Cluster,
             MaxInFlight = Math.Max(512, 2 * w.Clients),
+
+            // As hyder-server runs (docs/value-storage.md); the clients dispose each outcome.
+            RecycleValues = true,
         };
         if (config.Threading is { } threading)
         {
@@ -161,6 +164,9 @@ internal static class ServerRun
                 try
                 {
                     outcome = await server.ExecuteAsync(isolation, _ops, CancellationToken.None);
+
+                    // Only the status and ordinals are read: the lent values go back at once.
+                    outcome.Dispose();
                 }
                 catch (EngineException e) when (e.Code == EngineErrorCode.ResourceExhausted)
                 {
