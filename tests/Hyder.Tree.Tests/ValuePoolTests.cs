@@ -300,6 +300,28 @@ public sealed class ValuePoolTests(ITestOutputHelper output)
         Assert.Equal((3L, 1L, 1L), (pool.Taken, pool.Reused, pool.Returned));
     }
 
+    /// <summary>
+    /// The pool keeps at most its byte budget of free arrays over all lengths: a workload whose
+    /// value lengths change leaves the GC the arrays of the lengths no longer written.
+    /// </summary>
+    [Fact]
+    public void ThePoolKeepsNoMoreFreeBytesThanItsBudgetOverAllLengths()
+    {
+        var pool = new ValuePool(maxRetainedBytes: 10_000);
+        var arrays = Enumerable.Range(1, 30).Select(i => pool.Copy(new byte[i * 100], out _)).ToList();
+        foreach (var a in arrays)
+        {
+            pool.Return(a);
+        }
+
+        // 100 + 200 + … + 1,300 = 9,100 bytes fit; the 1,400-byte array would pass 10,000.
+        Assert.Equal(9_100, pool.RetainedBytes);
+        Assert.Same(arrays[0], pool.Copy(new byte[100], out _));
+        Assert.Equal(9_000, pool.RetainedBytes);
+        Assert.NotSame(arrays[20], pool.Copy(new byte[2_100], out _));
+        Assert.Equal(ValuePool.DefaultMaxRetainedBytes, new ValuePool().MaxRetainedBytes);
+    }
+
 #if DEBUG
     /// <summary>
     /// The poison the twin property relies on: a value kept past the end of its transaction reads

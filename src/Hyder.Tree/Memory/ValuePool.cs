@@ -9,8 +9,10 @@ namespace Hyder.Tree.Memory;
 /// </summary>
 /// <remarks>
 /// <para>One bin per exact length from 1 to <see cref="MaxLength"/> bytes, made on first use; each
-/// keeps at most <see cref="RetainedBytesPerLength"/> bytes of free arrays (16 at least), and what
-/// goes beyond is left to the GC. Longer values and the empty value are never pooled.</para>
+/// keeps at most <see cref="RetainedBytesPerLength"/> bytes of free arrays (16 at least), and all
+/// bins together at most the pool's <see cref="MaxRetainedBytes"/>, so a workload whose value
+/// lengths change cannot leave the old lengths' arrays piling up. What goes beyond is left to the
+/// GC. Longer values and the empty value are never pooled.</para>
 /// <para>Thread-safe: executor and decoder threads take, the final-meld thread returns.</para>
 /// <para>Debug builds fill a returned array with <see cref="Poison"/> and check it is still poison
 /// when taken again, so a read after the value was freed shows as a wrong value in the tests and
@@ -27,10 +29,27 @@ public sealed class ValuePool
     /// <summary>The byte a freed array is filled with in Debug builds.</summary>
     public const byte Poison = 0xDB;
 
+    /// <summary>The default of <see cref="MaxRetainedBytes"/>: 256 MiB.</summary>
+    public const long DefaultMaxRetainedBytes = 256L * 1024 * 1024;
+
     private readonly Bin?[] _bins = new Bin?[MaxLength + 1];
+    private long _retainedBytes;
     private long _taken;
     private long _reused;
     private long _returned;
+
+    /// <summary>Creates a pool that keeps at most <paramref name="maxRetainedBytes"/> bytes of free arrays.</summary>
+    public ValuePool(long maxRetainedBytes = DefaultMaxRetainedBytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(maxRetainedBytes);
+        MaxRetainedBytes = maxRetainedBytes;
+    }
+
+    /// <summary>The most bytes of free arrays the pool keeps, over all lengths.</summary>
+    public long MaxRetainedBytes { get; }
+
+    /// <summary>Bytes of free arrays the pool holds now.</summary>
+    public long RetainedBytes => Interlocked.Read(ref _retainedBytes);
 
     /// <summary>Arrays handed out (new or reused).</summary>
     public long Taken => Interlocked.Read(ref _taken);
@@ -81,6 +100,13 @@ public sealed class ValuePool
             return;
         }
 
+        if (Interlocked.Add(ref _retainedBytes, array.Length) > MaxRetainedBytes)
+        {
+            Interlocked.Add(ref _retainedBytes, -array.Length);
+            Interlocked.Decrement(ref bin.Count);
+            return;
+        }
+
         bin.Free.Enqueue(array);
     }
 
@@ -94,6 +120,7 @@ public sealed class ValuePool
         }
 
         Interlocked.Decrement(ref bin.Count);
+        Interlocked.Add(ref _retainedBytes, -length);
         Interlocked.Increment(ref _reused);
 #if DEBUG
         if (array.AsSpan().IndexOfAnyExcept(Poison) is var at and >= 0)
