@@ -162,6 +162,7 @@ internal sealed partial class ExecuteStreamCall
         {
             unwritten.Clear();
         }
+
         if (_writeFailure is { } failure)
         {
             ExceptionDispatchInfo.Throw(failure);

@@ -504,19 +504,8 @@ public sealed class Database
 
             if (next.Displaced is { } list)
             {
-                if (Values is { } values)
-                {
-                    // Every holder of a dying payload is gone with the older states (docs/value-storage.md).
-                    for (var i = 0; i < list.Count; i++)
-                    {
-                        if (list[i].PayloadDies)
-                        {
-                            values.Return(list[i].Payload);
-                        }
-                    }
-                }
-
-                list.ReturnAllTo(_meldPool);
+                // Every holder of a dying payload is gone with the older states (docs/value-storage.md).
+                list.ReturnAllTo(_meldPool, Values);
                 _meld.ReturnList(list);
                 next.Displaced = null;
             }

@@ -116,28 +116,11 @@ public sealed partial class LogClient
                         break;
                     }
 
-                    outcome = reply.Status switch
+                    outcome = Judge(reply.Status, i, retry, address);
+                    if (outcome == ChainOutcome.HeadHolds)
                     {
-                        LogStatus.Ok => ChainOutcome.Done,
-
-                        // The head decides who owns an address. After a failure our own earlier
-                        // write may be the one there; anything else means a filler or writer won.
-                        LogStatus.Written when i == 0 => retry && await HoldsAsync(chain[0], view.Epoch, address, block, cancellationToken).ConfigureAwait(false)
-                            ? ChainOutcome.Done
-                            : ChainOutcome.Taken,
-
-                        // Further down, a reader or filler completed the chain with the head's block: ours.
-                        LogStatus.Written => ChainOutcome.Done,
-                        LogStatus.Trimmed => ChainOutcome.Taken,
-
-                        // The head turned our first write away: no unit holds the block, the seal
-                        // did not count the address, and the new epoch's sequencer may hand it out
-                        // again. The token is void (invariant 7); retrying it would take the address
-                        // from its new owner whenever the two blocks are equal.
-                        LogStatus.StaleEpoch when i == 0 && !retry => ChainOutcome.Void,
-                        LogStatus.StaleEpoch => ChainOutcome.Retry,
-                        _ => throw new SharedLogException(reply.Status, address, $"Writing address {address} failed: {reply.Status}."),
-                    };
+                        outcome = await HoldsAsync(chain[0], view.Epoch, address, block, cancellationToken).ConfigureAwait(false) ? ChainOutcome.Done : ChainOutcome.Taken;
+                    }
                 }
 
                 if (outcome == ChainOutcome.Done)
@@ -163,6 +146,32 @@ public sealed partial class LogClient
             }
         }
     }
+
+    /// <summary>
+    /// What unit <paramref name="unit"/> of the chain (0: the head) answering <paramref name="status"/>
+    /// to the write of <paramref name="address"/> means, on the first try or a retry of that
+    /// address: the one set of rules both append paths follow. Throws for an answer no retry mends.
+    /// </summary>
+    private static ChainOutcome Judge(LogStatus status, int unit, bool retry, long address) => status switch
+    {
+        LogStatus.Ok => ChainOutcome.Done,
+
+        // The head decides who owns an address. After a failure our own earlier write may be the
+        // one there (the caller compares it); anything else means a filler or writer won.
+        LogStatus.Written when unit == 0 => retry ? ChainOutcome.HeadHolds : ChainOutcome.Taken,
+
+        // Further down, a reader or filler completed the chain with the head's block: ours.
+        LogStatus.Written => ChainOutcome.Done,
+        LogStatus.Trimmed => ChainOutcome.Taken,
+
+        // The head turned our first write away: no unit holds the block, the seal did not count
+        // the address, and the new epoch's sequencer may hand it out again. The token is void
+        // (invariant 7); retrying it would take the address from its new owner whenever the two
+        // blocks are equal.
+        LogStatus.StaleEpoch when unit == 0 && !retry => ChainOutcome.Void,
+        LogStatus.StaleEpoch => ChainOutcome.Retry,
+        _ => throw new SharedLogException(status, address, $"Writing address {address} failed: {status}."),
+    };
 
     private async ValueTask<bool> HoldsAsync(ILogUnit unit, long epoch, long address, ReadOnlyMemory<byte> block, CancellationToken cancellationToken)
     {
@@ -248,5 +257,8 @@ public sealed partial class LogClient
 
         /// <summary>The token's epoch is over and no unit took our write: get a new token.</summary>
         Void,
+
+        /// <summary>On a retry, the head holds a block at our address: ours if it is our block (<see cref="HoldsAsync"/>), else taken.</summary>
+        HeadHolds,
     }
 }

@@ -186,15 +186,14 @@ public sealed partial class LogClient
 
         /// <summary>
         /// True when unit <see cref="_unit"/> took the block (the next may be written); otherwise
-        /// the append has been handed on or failed. The rules are those of the first try in
-        /// <see cref="AppendSlowAsync"/>.
+        /// the append has been handed on or failed, by the rules of a first try (<see cref="Judge"/>).
         /// </summary>
         private bool Written()
         {
-            UnitReply reply;
+            ChainOutcome outcome;
             try
             {
-                reply = _write.GetResult();
+                outcome = Judge(_write.GetResult().Status, _unit, retry: false, _address);
             }
             catch (UnitUnreachableException)
             {
@@ -210,25 +209,10 @@ public sealed partial class LogClient
             }
 
             _write = default;
-            ChainOutcome outcome;
-            switch (reply.Status)
+            if (outcome == ChainOutcome.Done)
             {
-                case LogStatus.Ok:
-                case LogStatus.Written when _unit > 0:
-                    // Further down, a reader or filler completed the chain with the head's block: ours.
-                    _unit++;
-                    return true;
-                case LogStatus.Written:
-                case LogStatus.Trimmed:
-                    // A first write found the head taken: a filler or another writer won the address.
-                    outcome = ChainOutcome.Taken;
-                    break;
-                case LogStatus.StaleEpoch:
-                    outcome = _unit == 0 ? ChainOutcome.Void : ChainOutcome.Retry;
-                    break;
-                default:
-                    Fail(new SharedLogException(reply.Status, _address, $"Writing address {_address} failed: {reply.Status}."));
-                    return false;
+                _unit++;
+                return true;
             }
 
             Slow(outcome);

@@ -76,7 +76,7 @@ public sealed partial class MeldOperator
         return n;
     }
 
-    /// <summary>Walks a grafted subtree's inside nodes: retires their sources, swaps read-only copies back.</summary>
+    /// <summary>Walks a grafted subtree's inside nodes: retires their sources, swaps read-only copies back (final meld only, through <see cref="Publish"/>).</summary>
     private void PublishSubtree(Node x)
     {
         if (x.HasOperations)
@@ -91,7 +91,7 @@ public sealed partial class MeldOperator
             PayloadMayDie(x.Source, x.Payload);
             x.Source = null;
         }
-        else if (x.Scv.IsSome && _apply && !_intentionMode && _state is { } lcs && FindState(lcs.Root, x.Key) is { } replaced)
+        else if (x.Scv.IsSome && _state is { } lcs && FindState(lcs.Root, x.Key) is { } replaced)
         {
             // A version of an existing key with no source (a key the transaction deleted and
             // inserted again, a premeld copy of an intention node) still takes the place of the
@@ -276,12 +276,13 @@ public sealed partial class MeldOperator
     /// <summary>
     /// The lifetime rule of docs/value-storage.md: a displaced state node's pooled payload is dead
     /// once the node is, unless the version that takes its place holds the same array. Recorded
-    /// here, marked only when the meld commits (<see cref="MarkDyingPayloads"/>).
+    /// here, marked only when the meld commits (<see cref="MarkDyingPayloads"/>). Only final meld
+    /// calls it (<see cref="Retire"/> when it displaces a state node, the graft's publishing).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void PayloadMayDie(Node displaced, byte[]? kept)
     {
-        if (displaced.PayloadFromPool && !ReferenceEquals(displaced.Payload, kept) && _apply && !_intentionMode)
+        if (displaced.PayloadFromPool && !ReferenceEquals(displaced.Payload, kept))
         {
             _dying.Add(displaced);
         }

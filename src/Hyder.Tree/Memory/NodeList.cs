@@ -38,12 +38,22 @@ public sealed class NodeList
         Count = 0;
     }
 
-    /// <summary>Hands every node to <paramref name="pool"/> and clears the list.</summary>
-    public void ReturnAllTo(NodePool pool)
+    /// <summary>
+    /// Hands every node to <paramref name="pool"/> and clears the list; with
+    /// <paramref name="values"/>, a node whose payload dies with it (<see cref="Node.PayloadDies"/>)
+    /// gives its payload back to that pool first.
+    /// </summary>
+    public void ReturnAllTo(NodePool pool, ValuePool? values = null)
     {
         for (var i = 0; i < Count; i++)
         {
-            pool.Return(_items[i]);
+            var n = _items[i];
+            if (values is not null && n.PayloadDies)
+            {
+                values.Return(n.Payload);
+            }
+
+            pool.Return(n);
             _items[i] = null!;
         }
 
