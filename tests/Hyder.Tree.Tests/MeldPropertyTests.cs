@@ -132,6 +132,12 @@ public sealed class MeldRegressionTests
 
         // Premeld, then group meld: premeld's path copy of a deleted key must still go.
         new SimulationConfig(999721876, 16, 6, 1189, 16, 10, 39, 30, 0, 6, 3, 0, GroupMeld: true),
+
+        // Group meld, then premeld: the first part read an absent key next to a key the second
+        // deleted blind; premeld grafted the first's node for that key, ranges and all, then
+        // removed it for the second's delete, and the range's check went with it (a concurrent
+        // insert of the absent key committed).
+        new SimulationConfig(2017013770, 300, 279, 1360, 64, 5, 8, 9, 25, 15, 4, 10, GroupMeld: true, GroupFirst: true, CornerKeys: true, CornerScans: true, ChurnPercent: 3, BigPercent: 2, FlushPercent: 5, Lockstep: true),
     };
 
     [Theory]

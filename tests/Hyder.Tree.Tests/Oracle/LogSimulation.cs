@@ -791,7 +791,7 @@ internal static partial class LogSimulation
             // Final meld decided the group: its decision needs both parts to pass the brute force.
             if (d2.DecidedBy == Pipeline.PipelineStage.FinalMeld && d1.DecidedBy == Pipeline.PipelineStage.FinalMeld && d1.Outcome.Grouped && !Overlaps(first, second))
             {
-                Require(first.Split || d1.Committed == (first.BruteForce && second.BruteForce), cfg, second.T, second.Log, $"group {d1.Outcome}, brute force {first.BruteForce}/{second.BruteForce}");
+                Require(first.Split || d1.Committed == (first.BruteForce && second.BruteForce), cfg, second.T, second.Log, $"group {d1.Outcome}, brute force {first.BruteForce}/{second.BruteForce}; the first, #{first.Ordinal} ({first.Rec.Isolation} on #{first.Rec.Snapshot}{(first.Expect ? "" : ", the oracle aborts it: " + first.Reason)}): {first.Log}");
             }
 
             if (d1.Committed != d2.Committed && d2.Outcome.Cause != AbortCause.GroupConflict)
