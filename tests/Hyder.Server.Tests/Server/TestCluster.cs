@@ -48,18 +48,34 @@ internal sealed class TestCluster : IAsyncDisposable
         FillerAfter = TimeSpan.FromMilliseconds(1),
     };
 
-    /// <summary>Waits until every server has melded everything in the log, then returns their hashes.</summary>
+    /// <summary>
+    /// Waits until every server has melded everything in the log, then returns their hashes, all
+    /// at one ordinal: a filler or maintenance flush that lands while the hashes are taken starts
+    /// the wait again.
+    /// </summary>
     public async Task<StateHash[]> QuiesceAsync(TimeSpan? timeout = null)
     {
         using var cts = new CancellationTokenSource(timeout ?? TimeSpan.FromSeconds(60));
-        var tail = await Log.TailAsync(cts.Token);
+        while (true)
+        {
+            var hashes = await QuiesceOnceAsync(cts.Token);
+            if (hashes.All(h => h.Ordinal == hashes[0].Ordinal))
+            {
+                return hashes;
+            }
+        }
+    }
+
+    private async Task<StateHash[]> QuiesceOnceAsync(CancellationToken cancellationToken)
+    {
+        var tail = await Log.TailAsync(cancellationToken);
         while (true)
         {
             // Every server has read to the tail and melded what it read.
             var ready = Servers.All(s => s.ReadPosition >= tail && s.LastMelded >= s.LastRead);
             if (ready)
             {
-                var newTail = await Log.TailAsync(cts.Token);
+                var newTail = await Log.TailAsync(cancellationToken);
                 if (newTail == tail)
                 {
                     break;
@@ -68,13 +84,13 @@ internal sealed class TestCluster : IAsyncDisposable
                 tail = newTail;
             }
 
-            await Task.Delay(5, cts.Token);
+            await Task.Delay(5, cancellationToken);
         }
 
         var hashes = new StateHash[Servers.Count];
         for (var i = 0; i < hashes.Length; i++)
         {
-            hashes[i] = await Servers[i].GetStateHashAsync(0, cts.Token);
+            hashes[i] = await Servers[i].GetStateHashAsync(0, cancellationToken);
         }
 
         return hashes;
