@@ -214,7 +214,10 @@ public enum ExecutorStage
     /// <summary>Running the transaction's operations on its snapshot, to its intention.</summary>
     Execute,
 
-    /// <summary>Validating the intention and encoding it into blocks.</summary>
+    /// <summary>Validating the intention the transaction built, before it is encoded (the checks every server makes of a block it reads).</summary>
+    Validate,
+
+    /// <summary>Encoding the intention into blocks.</summary>
     Encode,
 
     /// <summary>The executor's side of the outcome: from its wake-up to the transaction's answer.</summary>

@@ -321,7 +321,7 @@ public sealed partial class TransactionServer
         try
         {
             _options.IntentionBuilt?.Invoke(intention);
-            var cpu = ServerMetrics.StartCpu(ExecutorStage.Encode);
+            var cpu = ServerMetrics.StartCpu(ExecutorStage.Validate);
             try
             {
                 // Here, on the executor's thread, not on final meld's (DESIGN §6): an intention that
@@ -335,6 +335,8 @@ public sealed partial class TransactionServer
                 throw new EngineException(EngineErrorCode.InvalidArgument, e.Message);
             }
 
+            _metrics.EndCpu(ExecutorStage.Validate, cpu);
+            cpu = ServerMetrics.StartCpu(ExecutorStage.Encode);
             EncodedIntention encoded;
             try
             {

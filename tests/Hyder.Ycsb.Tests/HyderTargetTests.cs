@@ -52,6 +52,16 @@ public class HyderTargetTests
             Assert.Equal(0, hyder["Intentions"]);
         }
 
+        if (name == "tx")
+        {
+            // The CPU budget names each executor stage on its own (docs/server.md, "CPU budget"):
+            // 300 transactions that write are enough for the 1-in-8 sampling to time each one.
+            foreach (var stage in new[] { "execute", "validate", "encode", "process" })
+            {
+                Assert.True(hyder[$"CpuUs/Commit({stage})"] > 0, $"no CPU counted for {stage}");
+            }
+        }
+
         await AssertCountersHoldTheCommittedIncrementsAsync(target, workload);
     }
 

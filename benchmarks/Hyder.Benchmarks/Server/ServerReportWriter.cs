@@ -55,7 +55,7 @@ internal static class ServerReportWriter
         }
 
         sb.Append("\n## CPU budget per committed transaction\n\n");
-        sb.Append("CPU microseconds per committed transaction by stage (`Hyder.Server.Diagnostics.StageBudget`, docs/server.md): the executors' own thread CPU around execute, validate + encode and the outcome; the stage threads' CPU from `/proc/self/task`; the thread pool's remainder (the append, the in-process log, the reader and the clients); the rest of the process (GC, timers). *Final meld busy* is the share of wall time final meld spent on ordinals, *in meld* the share of that inside meld proper.\n\n");
+        sb.Append("CPU microseconds per committed transaction by stage (`Hyder.Server.Diagnostics.StageBudget`, docs/server.md): the executors' own thread CPU around execute, validate, encode and the outcome; the stage threads' CPU from `/proc/self/task`; the thread pool's remainder (the append, the in-process log, the reader and the clients); the rest of the process (GC, timers). *Final meld busy* is the share of wall time final meld spent on ordinals, *in meld* the share of that inside meld proper.\n\n");
         var budget = rows.SelectMany(r => r.Budget.Select(m => m.Metric)).Distinct().ToList();
         sb.Append("| configuration | " + string.Join(" | ", budget.Select(m => m.Replace("CpuUs/Commit(", "", StringComparison.Ordinal).TrimEnd(')'))) + " |\n");
         sb.Append("|---|" + string.Concat(budget.Select(_ => "--:|")) + "\n");

@@ -4,7 +4,7 @@ namespace Hyder.Server.Diagnostics;
 
 /// <summary>
 /// The CPU budget of one server per committed transaction, by stage (DESIGN §6), between two
-/// snapshots: what the executors spent (their own thread CPU around execute, validate + encode
+/// snapshots: what the executors spent (their own thread CPU around execute, validate, encode
 /// and the outcome's last step), what each stage thread spent (Linux <c>/proc/self/task</c>, by
 /// the names the server and pipeline give their threads), and final meld's utilisation and the
 /// share of it inside meld proper. It makes the next bottleneck visible without a profiler.
@@ -73,6 +73,7 @@ public sealed class StageBudget
 
         double Group(string name) => threads.GetValueOrDefault(name);
         var execute = ExecutorSeconds(ExecutorStage.Execute);
+        var validate = ExecutorSeconds(ExecutorStage.Validate);
         var encode = ExecutorSeconds(ExecutorStage.Encode);
         var outcome = ExecutorSeconds(ExecutorStage.Outcome);
         var pool = Group(ThreadTimes.PoolGroup);
@@ -84,8 +85,9 @@ public sealed class StageBudget
         return
         [
             ("CpuUs/Commit(execute)", PerCommit(execute)),
-            ("CpuUs/Commit(validate+encode)", PerCommit(encode)),
-            ("CpuUs/Commit(append,log,reader,clients)", PerCommit(Math.Max(0, pool - execute - encode - outcome))),
+            ("CpuUs/Commit(validate)", PerCommit(validate)),
+            ("CpuUs/Commit(encode)", PerCommit(encode)),
+            ("CpuUs/Commit(append,log,reader,clients)", PerCommit(Math.Max(0, pool - execute - validate - encode - outcome))),
             ("CpuUs/Commit(deserialize)", PerCommit(Group("deserialize"))),
             ("CpuUs/Commit(submit)", PerCommit(Group("submit"))),
             ("CpuUs/Commit(premeld)", PerCommit(Group("premeld"))),
