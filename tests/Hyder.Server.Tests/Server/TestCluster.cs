@@ -49,24 +49,24 @@ internal sealed class TestCluster : IAsyncDisposable
     };
 
     /// <summary>
-    /// Waits until every server has melded everything in the log, then returns their hashes, all
-    /// at one ordinal: a filler or maintenance flush that lands while the hashes are taken starts
-    /// the wait again.
+    /// Waits until every server has melded everything in the log, then returns their hashes. A
+    /// filler or maintenance flush that lands while the hashes are taken starts the wait again,
+    /// so hashes at different ordinals mean the servers disagree about the log, not a race.
     /// </summary>
     public async Task<StateHash[]> QuiesceAsync(TimeSpan? timeout = null)
     {
         using var cts = new CancellationTokenSource(timeout ?? TimeSpan.FromSeconds(60));
         while (true)
         {
-            var hashes = await QuiesceOnceAsync(cts.Token);
-            if (hashes.All(h => h.Ordinal == hashes[0].Ordinal))
+            var (hashes, tail) = await QuiesceOnceAsync(cts.Token);
+            if (hashes.All(h => h.Ordinal == hashes[0].Ordinal) || await Log.TailAsync(cts.Token) == tail)
             {
                 return hashes;
             }
         }
     }
 
-    private async Task<StateHash[]> QuiesceOnceAsync(CancellationToken cancellationToken)
+    private async Task<(StateHash[] Hashes, long Tail)> QuiesceOnceAsync(CancellationToken cancellationToken)
     {
         var tail = await Log.TailAsync(cancellationToken);
         while (true)
@@ -93,7 +93,7 @@ internal sealed class TestCluster : IAsyncDisposable
             hashes[i] = await Servers[i].GetStateHashAsync(0, cancellationToken);
         }
 
-        return hashes;
+        return (hashes, tail);
     }
 
     public async ValueTask DisposeAsync()
