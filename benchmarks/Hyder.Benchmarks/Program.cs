@@ -31,7 +31,7 @@ if (args.Length > 0 && args[0] == "server")
     return await ServerReport.RunAsync(args[1..]);
 }
 
-// `executor [--rounds N] [--ops N]`: an executor's stages (execute, validate, encode) on one
+// `executor [--rounds N] [--ops N] [--churn N]`: an executor's stages (execute, validate, encode) on one
 // thread by CPU time, with bytes allocated per operation (docs/benchmarks/server.md).
 if (args.Length > 0 && args[0] == "executor")
 {

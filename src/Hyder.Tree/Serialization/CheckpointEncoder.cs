@@ -22,7 +22,7 @@ public static class CheckpointEncoder
 
         // Post-order over the whole state with an explicit stack (a state may be large).
         var nodes = IntentionEncoder.PostOrder(state.Root, OwnerRange.All);
-        var positions = new HashSet<long>();
+        var table = new PositionTable();
         foreach (var n in nodes)
         {
             if (!n.Vn.IsSome)
@@ -30,16 +30,14 @@ public static class CheckpointEncoder
                 ThrowHelper.ThrowArgument(nameof(state), $"node {Keys.Format(n.Key)} of {state} has no version");
             }
 
-            NodeCodec.Collect(n.Vn, positions);
-            NodeCodec.Collect(n.Ssv, positions);
-            NodeCodec.Collect(n.Scv, positions);
-            NodeCodec.Collect(n.Ncv, positions);
+            table.Add(n.Vn);
+            table.Add(n.Ssv);
+            table.Add(n.Scv);
+            table.Add(n.Ncv);
         }
 
-        var table = positions.ToArray();
-        Array.Sort(table);
         var w = new ByteWriter(64 + metadata.Length + (nodes.Count * 24));
-        NodeCodec.WritePositionTable(w, table);
+        NodeCodec.WritePositionTable(w, table.Seal());
         w.Bytes(metadata);
         w.Varint((ulong)nodes.Count);
         uint digest = 0;

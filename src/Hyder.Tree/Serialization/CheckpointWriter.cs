@@ -16,7 +16,7 @@ public sealed class CheckpointWriter
     private readonly DatabaseState _state;
     private readonly byte[] _metadata;
     private readonly int _blockSize;
-    private readonly long[] _table;
+    private readonly PositionTable _table;
     private bool _started;
     private bool _done;
 
@@ -31,7 +31,7 @@ public sealed class CheckpointWriter
         Nonce = Random.Shared.NextInt64(long.MinValue, long.MaxValue);
 
         // First walk: the positions the versions name and the node count (no bytes kept per node).
-        var positions = new HashSet<long>();
+        var positions = new PositionTable();
         var count = 0;
         foreach (var n in PostOrder(state.Root))
         {
@@ -40,14 +40,14 @@ public sealed class CheckpointWriter
                 ThrowHelper.ThrowArgument(nameof(state), $"node {Keys.Format(n.Key)} of {state} has no version");
             }
 
-            NodeCodec.Collect(n.Vn, positions);
-            NodeCodec.Collect(n.Ssv, positions);
-            NodeCodec.Collect(n.Scv, positions);
+            positions.Add(n.Vn);
+            positions.Add(n.Ssv);
+            positions.Add(n.Scv);
             count++;
         }
 
-        _table = [.. positions];
-        Array.Sort(_table);
+        positions.Seal();
+        _table = positions;
         NodeCount = count;
     }
 
@@ -85,7 +85,7 @@ public sealed class CheckpointWriter
         var w = new ByteWriter(256);
 
         // The header section, length-prefixed so a reader takes it whole.
-        NodeCodec.WritePositionTable(w, _table);
+        NodeCodec.WritePositionTable(w, _table.Sorted);
         w.Bytes(_metadata);
         w.Varint((ulong)NodeCount);
         var section = w.Written.ToArray();

@@ -34,41 +34,36 @@ public static class IntentionEncoder
             ThrowHelper.ThrowArgument(nameof(intention), $"{nodes.Count} nodes are more than an intention may hold");
         }
 
-        var positions = scratch.Positions;
-        positions.Clear();
+        // The distinct positions, in the thread's scratch: versions are written as indexes into
+        // their sorted table.
+        var table = scratch.Positions;
+        table.Clear();
         foreach (var n in nodes)
         {
-            NodeCodec.Collect(n.Ssv, positions);
-            NodeCodec.Collect(n.Scv, positions);
-            CollectOutside(n, n.Left, inside, positions, intention);
-            CollectOutside(n, n.Right, inside, positions, intention);
+            table.Add(n.Scv);
+            if (n.Ssv != n.Scv)
+            {
+                table.Add(n.Ssv);
+            }
+
+            CollectOutside(n, n.Left, inside, table, intention);
+            CollectOutside(n, n.Right, inside, table, intention);
         }
 
         foreach (var d in intention.Deletes)
         {
-            NodeCodec.Collect(d.Scv, positions);
+            table.Add(d.Scv);
         }
 
         var rootOutside = intention.Root is { } r && !inside.Contains(r);
         if (rootOutside)
         {
-            NodeCodec.Collect(intention.Root!.Vn, positions);
+            table.Add(intention.Root!.Vn);
         }
-
-        // The table of distinct positions, sorted, in the thread's scratch: versions are written
-        // as indexes into it, found by binary search.
-        if (scratch.Table.Length < positions.Count)
-        {
-            scratch.Table = new long[Math.Max(positions.Count, scratch.Table.Length * 2)];
-        }
-
-        positions.CopyTo(scratch.Table);
-        var table = scratch.Table.AsSpan(0, positions.Count);
-        table.Sort();
 
         var w = scratch.Stream;
         w.Reset();
-        NodeCodec.WritePositionTable(w, table);
+        NodeCodec.WritePositionTable(w, table.Seal());
         foreach (var n in nodes)
         {
             NodeCodec.WriteNode(w, n, n.Source is not null, inside, table);
@@ -109,7 +104,7 @@ public static class IntentionEncoder
     }
 
     /// <summary>Adds the version of <paramref name="child"/>, a pointer from inside node <paramref name="n"/> to outside, to <paramref name="positions"/>.</summary>
-    private static void CollectOutside(Node n, Node? child, OwnerRange inside, HashSet<long> positions, Intention intention)
+    private static void CollectOutside(Node n, Node? child, OwnerRange inside, PositionTable positions, Intention intention)
     {
         if (child is null || inside.Contains(child))
         {
@@ -121,16 +116,15 @@ public static class IntentionEncoder
             ThrowHelper.ThrowArgument(nameof(intention), $"node {Keys.Format(n.Key)} points outside to an unversioned node {Keys.Format(child.Key)}");
         }
 
-        NodeCodec.Collect(child.Vn, positions);
+        positions.Add(child.Vn);
     }
 
     private sealed class Scratch
     {
         public readonly List<Node> Nodes = [];
-        public readonly HashSet<long> Positions = [];
+        public readonly PositionTable Positions = new();
         public readonly ByteWriter Stream = new(4096);
         public readonly ByteWriter Fields = new(16);
-        public long[] Table = new long[256];
     }
 
     /// <summary>The inside nodes in post-order (left, right, node): the order <see cref="Intention.Seal"/> numbers them in.</summary>

@@ -45,7 +45,7 @@ internal static class NodeCodec
 
     public static byte VersionKind(NodeVersion v) => !v.IsSome ? VersionNone : v.IsEphemeral ? RefEphemeral : RefPersistent;
 
-    public static void WriteVersion(ByteWriter w, NodeVersion v, ReadOnlySpan<long> table)
+    public static void WriteVersion(ByteWriter w, NodeVersion v, PositionTable table)
     {
         if (v.IsEphemeral)
         {
@@ -54,8 +54,7 @@ internal static class NodeCodec
         }
         else if (v.IsPersistent)
         {
-            var at = table.BinarySearch(v.Position);
-            w.Varint((ulong)at);
+            w.Varint((ulong)table.IndexOf(v.Position));
             w.Varint((ulong)v.Index);
         }
     }
@@ -82,15 +81,7 @@ internal static class NodeCodec
         }
     }
 
-    /// <summary>Adds the log positions a version names to <paramref name="positions"/>.</summary>
-    public static void Collect(NodeVersion v, HashSet<long> positions)
-    {
-        if (v.IsPersistent)
-        {
-            positions.Add(v.Position);
-        }
-    }
-
+    /// <summary>Writes the sorted, distinct positions as deltas (<see cref="PositionTable.Seal"/>).</summary>
     public static void WritePositionTable(ByteWriter w, ReadOnlySpan<long> sorted)
     {
         w.Varint((ulong)sorted.Length);
@@ -181,7 +172,7 @@ internal static class NodeCodec
     /// Writes one node record. <paramref name="inside"/> says which children are written before
     /// it in the same stream (taken from the decoder's stack); others are written as versions.
     /// </summary>
-    public static void WriteNode(ByteWriter w, Node n, bool copied, OwnerRange inside, ReadOnlySpan<long> table)
+    public static void WriteNode(ByteWriter w, Node n, bool copied, OwnerRange inside, PositionTable table)
     {
         var flags = (byte)(n.Flags & StoredFlags);
         var operations = n.HasOperations;
@@ -234,7 +225,7 @@ internal static class NodeCodec
     }
 
     /// <summary>Height, SCV, SSV (unless "same as SCV") and, for DependsOnTree, the ranges: the part of a record intentions and checkpoints share.</summary>
-    public static void WriteMetadata(ByteWriter w, Node n, ReadOnlySpan<long> table)
+    public static void WriteMetadata(ByteWriter w, Node n, PositionTable table)
     {
         w.Byte(n.Height);
         WriteVersion(w, n.Scv, table);
