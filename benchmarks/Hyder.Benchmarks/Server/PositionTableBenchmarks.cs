@@ -9,7 +9,7 @@ namespace Hyder.Benchmarks.Server;
 /// about 200 distinct log positions within a few million of each other (what an 8R2W intention
 /// names once the tree has run for a while), each collected, then sorted into the table, then
 /// looked up once per version written. <see cref="HashSetSortBinarySearch"/> is how the encoder
-/// did it before <see cref="PositionTable"/> (docs/benchmarks/server.md, "The position table").
+/// did it before <see cref="PositionTable"/> (docs/benchmarks/server.md, "The encoder's position table").
 /// </summary>
 [Config(typeof(MeldBenchmarkConfig))]
 public class PositionTableBenchmarks

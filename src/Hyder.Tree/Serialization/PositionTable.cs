@@ -9,7 +9,7 @@ namespace Hyder.Tree.Serialization;
 /// by position for each version written. An open-addressing hash table, so collecting a position
 /// and finding its index are each a probe or two, where a <c>HashSet</c> and a binary search over
 /// the sorted table cost several times as much. A tree that has run for a while gives an
-/// intention a few hundred distinct positions (docs/benchmarks/server.md, "The position table").
+/// intention a few hundred distinct positions (docs/benchmarks/server.md, "The encoder's position table").
 /// </summary>
 /// <remarks>Reusable: <see cref="Clear"/> forgets the positions in time proportional to their number, not to the table's size.</remarks>
 internal sealed class PositionTable
@@ -72,23 +72,10 @@ internal sealed class PositionTable
             ThrowHelper.ThrowInvalidOperation("the position table is sealed; clear it first");
         }
 
-        var key = position + 1;
-        var mask = _slots.Length - 1;
-        var i = Slot(position);
-        while (true)
+        var i = Probe(position, out var found);
+        if (found)
         {
-            var s = _slots[i];
-            if (s == key)
-            {
-                return;
-            }
-
-            if (s == 0)
-            {
-                break;
-            }
-
-            i = (i + 1) & mask;
+            return;
         }
 
         if ((_count + 1) * 2 > _slots.Length)
@@ -115,7 +102,7 @@ internal sealed class PositionTable
             _max = Math.Max(_max, position);
         }
 
-        _slots[i] = key;
+        _slots[i] = position + 1;
         _used[_count] = i;
         _positions[_count++] = position;
     }
@@ -226,7 +213,8 @@ internal sealed class PositionTable
 
     private int Slot(long position) => (int)(((ulong)position * Multiplier) >> _shift);
 
-    private int Find(long position)
+    /// <summary>The slot holding <paramref name="position"/> (<paramref name="found"/>), or the free slot where it would go.</summary>
+    private int Probe(long position, out bool found)
     {
         var key = position + 1;
         var mask = _slots.Length - 1;
@@ -234,18 +222,25 @@ internal sealed class PositionTable
         while (true)
         {
             var s = _slots[i];
-            if (s == key)
+            if (s == key || s == 0)
             {
+                found = s == key;
                 return i;
-            }
-
-            if (s == 0)
-            {
-                ThrowHelper.ThrowInvalidOperation($"log position {position} is not in the position table");
             }
 
             i = (i + 1) & mask;
         }
+    }
+
+    private int Find(long position)
+    {
+        var i = Probe(position, out var found);
+        if (!found)
+        {
+            ThrowHelper.ThrowInvalidOperation($"log position {position} is not in the position table");
+        }
+
+        return i;
     }
 
     private void Grow()
