@@ -55,7 +55,8 @@ public class HyderTargetTests
         if (name == "tx")
         {
             // The CPU budget names each executor stage on its own (docs/server.md, "CPU budget"):
-            // 300 transactions that write are enough for the 1-in-8 sampling to time each one.
+            // 300 transactions that write are enough for the sampling (one stretch in 8 per stage
+            // and thread) to time each stage.
             foreach (var stage in new[] { "execute", "validate", "encode", "process" })
             {
                 Assert.True(hyder[$"CpuUs/Commit({stage})"] > 0, $"no CPU counted for {stage}");
