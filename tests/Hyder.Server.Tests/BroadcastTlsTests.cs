@@ -79,7 +79,10 @@ public sealed class BroadcastTlsTests : IDisposable
                 ReconnectInitialDelay = TimeSpan.FromMilliseconds(10),
                 ReconnectMaxDelay = TimeSpan.FromMilliseconds(100),
                 HandshakeTimeout = TimeSpan.FromMilliseconds(200),
-                Security = Tls(_a),
+
+                // The TLS handshake has its own timeout (5 s by default, which left a loaded CI
+                // run no time for two of them within the test's patience).
+                Security = TransportSecurity.MutualTls(_a, [_ca], handshakeTimeout: TimeSpan.FromMilliseconds(200)),
             });
             await hub.StartAsync();
             hub.AddPeer((IPEndPoint)silent.LocalEndpoint);
