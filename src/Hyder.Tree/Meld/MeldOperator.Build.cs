@@ -185,7 +185,9 @@ public sealed partial class MeldOperator
     /// </summary>
     private void MoveRanges(Node n)
     {
-        if (_intentionMode && n.DependsOnTree)
+        // Only the transaction's own nodes: a state node keeps the marks of the intention that
+        // published it, and they check nothing any more.
+        if (_intentionMode && n.DependsOnTree && Inside(n))
         {
             _movedRanges.AddRange(n.DependencyRanges!);
 

@@ -81,11 +81,7 @@ public sealed partial class MeldOperator
 
         // Premeld of a group: the first part's node for the key may carry its scanned ranges (a
         // read of an absent key next to it); the node goes, and the output checks them at its root.
-        if (Inside(t))
-        {
-            MoveRanges(t);
-        }
-
+        MoveRanges(t);
         removed = true;
         Retire(t, null);
         return Join2(t.Left, t.Right);

@@ -33,8 +33,6 @@ internal sealed class PositionTable
 
     private int _count;
     private int _shift;
-    private long _min;
-    private long _max;
     private bool _sealed;
 
     /// <summary>From this many positions on, <see cref="Seal"/> sorts by radix (a few linear passes) rather than by comparison.</summary>
@@ -90,16 +88,6 @@ internal sealed class PositionTable
             Array.Resize(ref _positions, _count * 2);
             Array.Resize(ref _used, _count * 2);
             _spare = new long[_positions.Length];
-        }
-
-        if (_count == 0)
-        {
-            _min = _max = position;
-        }
-        else
-        {
-            _min = Math.Min(_min, position);
-            _max = Math.Max(_max, position);
         }
 
         _slots[i] = position + 1;
@@ -174,7 +162,14 @@ internal sealed class PositionTable
     /// </summary>
     private void RadixSort(Span<long> keys)
     {
-        var passes = (BitOperations.Log2((ulong)(_max - _min)) / 8) + 1;
+        long min = keys[0], max = keys[0];
+        foreach (var k in keys)
+        {
+            min = Math.Min(min, k);
+            max = Math.Max(max, k);
+        }
+
+        var passes = (BitOperations.Log2((ulong)(max - min)) / 8) + 1;
         Span<int> starts = stackalloc int[256];
         Span<long> from = keys;
         Span<long> to = _spare.AsSpan(0, keys.Length);
@@ -184,7 +179,7 @@ internal sealed class PositionTable
             starts.Clear();
             foreach (var k in from)
             {
-                starts[(int)(((ulong)(k - _min) >> shift) & 0xFF)]++;
+                starts[(int)(((ulong)(k - min) >> shift) & 0xFF)]++;
             }
 
             var sum = 0;
@@ -197,7 +192,7 @@ internal sealed class PositionTable
 
             foreach (var k in from)
             {
-                to[starts[(int)(((ulong)(k - _min) >> shift) & 0xFF)]++] = k;
+                to[starts[(int)(((ulong)(k - min) >> shift) & 0xFF)]++] = k;
             }
 
             var t = from;
