@@ -253,6 +253,24 @@ public sealed partial class HyderClient : IAsyncDisposable
     public Task<HyderTransaction> BeginAsync(IsolationLevel isolation = IsolationLevel.Serializable, CancellationToken cancellationToken = default) =>
         HyderTransaction.BeginAsync(this, isolation, cancellationToken);
 
+    /// <summary>
+    /// Starts an interactive transaction without a round trip of its own: the begin waits, unsent,
+    /// for the first operation and travels with it (in one batch message when the operations are
+    /// issued in a <see cref="HyderTransaction.Batch"/> scope). An 8-read, 2-write transaction is
+    /// then two round trips instead of three (docs/api.md, "Pipelining").
+    /// </summary>
+    /// <remarks>
+    /// Unlike <see cref="BeginAsync"/>, a begin the server refuses is not retried on a new stream:
+    /// the operations sent with it fail with its error (UNAVAILABLE while the server lags behind
+    /// the session's ordinal or is not serving; a transaction that fails so has applied nothing and
+    /// may be run again). <see cref="HyderTransaction.SnapshotSequence"/> is 0 until the begin's
+    /// answer has come, which is before the first operation completes.
+    /// </remarks>
+    /// <param name="isolation">The isolation level.</param>
+    /// <returns>The transaction; dispose it (which aborts it unless committed).</returns>
+    public HyderTransaction BeginPipelined(IsolationLevel isolation = IsolationLevel.Serializable) =>
+        HyderTransaction.BeginPipelined(this, isolation);
+
     /// <summary>The server's view of the cluster.</summary>
     /// <param name="cancellationToken">Cancels the call.</param>
     /// <returns>The status.</returns>

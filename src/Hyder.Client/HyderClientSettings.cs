@@ -71,6 +71,17 @@ public sealed record HyderClientSettings
     /// </summary>
     public bool Multiplex { get; init; }
 
+    /// <summary>
+    /// Pipelined operations of an interactive transaction that are queued together (reads issued in
+    /// a loop; the writes and the commit behind them) travel as one <c>batch</c> message of the
+    /// <c>Transact</c> stream, and come back as one: the per-message costs of gRPC on both sides
+    /// are paid once per batch (docs/api.md, "Batches in Transact"). The operations still run one
+    /// by one, in order, on the server. A server older than the batch message refuses it
+    /// (INVALID_ARGUMENT, "unexpected an empty request"): set this false for one. Default true;
+    /// connection string key <c>BatchOperations=false</c>.
+    /// </summary>
+    public bool BatchOperations { get; init; } = true;
+
     /// <summary>An API key sent as <c>authorization: Bearer TOKEN</c> on every call; null: none. Never printed.</summary>
     public string? Token { get; init; }
 
@@ -80,7 +91,7 @@ public sealed record HyderClientSettings
     /// <c>MaxRetries</c>, <c>RetryDelay</c> and <c>MaxRetryDelay</c> (milliseconds), <c>MaxMessageBytes</c>,
     /// <c>TrustedCa</c> (a PEM file of CAs), <c>ClientCertificate</c> and <c>ClientKey</c> (PEM files;
     /// the key may be in the certificate's file, or a .pfx without ClientKey), <c>Token</c> (an API key),
-    /// <c>ReadYourWrites</c> and <c>Multiplex</c> (<c>true</c> or <c>false</c>).
+    /// <c>ReadYourWrites</c>, <c>Multiplex</c> and <c>BatchOperations</c> (<c>true</c> or <c>false</c>).
     /// </summary>
     /// <param name="connectionString">The connection string.</param>
     /// <returns>The settings.</returns>
@@ -144,6 +155,9 @@ public sealed record HyderClientSettings
                     break;
                 case "MULTIPLEX":
                     settings = settings with { Multiplex = bool.TryParse(value, out var multiplex) ? multiplex : throw new ArgumentException($"{key}={value} is not true or false.", nameof(connectionString)) };
+                    break;
+                case "BATCHOPERATIONS":
+                    settings = settings with { BatchOperations = bool.TryParse(value, out var batch) ? batch : throw new ArgumentException($"{key}={value} is not true or false.", nameof(connectionString)) };
                     break;
                 case "TOKEN":
                     settings = settings with { Token = value.Length > 0 ? value : null };

@@ -26,6 +26,9 @@ public sealed partial class HyderTransaction
     private readonly Stack<Pending> _free = new();
     private readonly CancellationTokenSource _readCancel = new();
     private bool _writing;
+
+    /// <summary>Open <see cref="Batch"/> scopes: while any is open, queued requests wait for the writer.</summary>
+    private int _holds;
     private bool _ending;
     private Exception? _failure;
     private bool _failureReported;
@@ -68,8 +71,8 @@ public sealed partial class HyderTransaction
             pending.Token = cancellationToken;
             _awaiting.Enqueue(pending);
             _unwritten.Enqueue(pending);
-            write = !_writing;
-            _writing = true;
+            write = !_writing && _holds == 0;
+            _writing |= write;
         }
 
         if (cancellationToken.CanBeCanceled)
@@ -87,28 +90,131 @@ public sealed partial class HyderTransaction
         return wait;
     }
 
-    /// <summary>Writes queued requests in order until none is left; a failure stops the pipeline.</summary>
+    /// <summary>
+    /// Holds this transaction's requests back until the returned scope is disposed, then sends them
+    /// together: with <see cref="HyderClientSettings.BatchOperations"/> (the default) as one
+    /// <c>batch</c> message of the <c>Transact</c> stream (several, past half the message limit),
+    /// answered the same way. Issue the operations inside the scope without awaiting them, and
+    /// await them after it: an operation awaited inside the scope never completes, because it has
+    /// not been sent. Scopes nest; the outermost one's end sends.
+    /// </summary>
+    /// <example>
+    /// <code>
+    /// Task&lt;byte[]?&gt;[] reads;
+    /// using (transaction.Batch())
+    /// {
+    ///     reads = keys.Select(k => transaction.GetAsync(k)).ToArray();
+    /// }
+    ///
+    /// var values = await Task.WhenAll(reads);
+    /// </code>
+    /// </example>
+    /// <returns>The scope; dispose it (a <c>using</c> block) to send.</returns>
+    public BatchScope Batch()
+    {
+        lock (_gate)
+        {
+            _holds++;
+        }
+
+        return new BatchScope(this);
+    }
+
+    /// <summary>
+    /// Queues a pipelined begin (<see cref="HyderClient.BeginPipelined"/>) without starting the
+    /// writer: it leaves with the first request issued after it. Nobody awaits its answer; the
+    /// reader takes the snapshot sequence from it, and a failure reaches the requests behind it.
+    /// </summary>
+    private void QueueBegin(V1.TransactRequest begin)
+    {
+        lock (_gate)
+        {
+            var pending = new Pending(this) { Request = begin, Expected = V1.TransactResponse.ResponseOneofCase.Begun, Unawaited = true };
+            _awaiting.Enqueue(pending);
+            _unwritten.Enqueue(pending);
+        }
+    }
+
+    /// <summary>Ends one <see cref="Batch"/> scope; the last one's end starts the writer for what it held.</summary>
+    private void Release()
+    {
+        bool write;
+        lock (_gate)
+        {
+            if (_holds == 0)
+            {
+                return;
+            }
+
+            _holds--;
+            write = _holds == 0 && !_writing && _unwritten.Count > 0 && _failure is null;
+            _writing |= write;
+        }
+
+        if (write)
+        {
+            Volatile.Write(ref _writer, WriteRequestsAsync());
+        }
+    }
+
+    /// <summary>
+    /// Writes queued requests in order until none is left; a failure stops the pipeline. With
+    /// <see cref="HyderClientSettings.BatchOperations"/>, requests queued together go out as one
+    /// <c>batch</c> message (up to half the message limit).
+    /// </summary>
+    /// <remarks>
+    /// What is queued together: the requests issued inside a <see cref="Batch"/> scope (the writer
+    /// waits for its end), and those issued while an earlier write was under way. They leave in one
+    /// message and come back in one, instead of one round of framing, dispatch and wake-ups per
+    /// operation on both sides (docs/benchmarks/rpc.md, "Batches in Transact").
+    /// </remarks>
     private async Task WriteRequestsAsync()
     {
+        var batching = _client.Settings.BatchOperations;
+        var budget = Math.Max(1, _client.Settings.MaxMessageBytes / 2);
         while (true)
         {
             V1.TransactRequest request;
+            V1.TransactRequest.RequestOneofCase last;
             lock (_gate)
             {
-                if (_failure is not null || !_unwritten.TryDequeue(out var next))
+                if (_failure is not null || _holds > 0 || !_unwritten.TryDequeue(out var next))
                 {
                     _writing = false;
                     return;
                 }
 
-                request = next.Request!;
-                next.Request = null;
+                request = Take(next);
+                last = request.RequestCase;
+                if (batching && _unwritten.Count > 0)
+                {
+                    var bytes = request.CalculateSize();
+                    var batch = new V1.TransactRequestBatch { Requests = { request } };
+                    while (_unwritten.TryPeek(out var more))
+                    {
+                        var size = more.Request!.CalculateSize();
+                        if (bytes + size > budget)
+                        {
+                            break;
+                        }
+
+                        bytes += size;
+                        var taken = Take(_unwritten.Dequeue());
+                        batch.Requests.Add(taken);
+                        last = taken.RequestCase;
+                    }
+
+                    if (batch.Requests.Count > 1)
+                    {
+                        request = new V1.TransactRequest { Batch = batch };
+                    }
+                }
             }
 
             try
             {
                 await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
-                if (request.RequestCase is V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort)
+                if (last is V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort)
                 {
                     // Nothing follows a commit or an abort: the request stream ends with it, so the
                     // server, which waits for that end after the outcome, ends the call at once.
@@ -137,6 +243,14 @@ public sealed partial class HyderTransaction
         }
     }
 
+    /// <summary>The request of a pending one that leaves for the writer (under <see cref="_gate"/>).</summary>
+    private static V1.TransactRequest Take(Pending pending)
+    {
+        var request = pending.Request!;
+        pending.Request = null;
+        return request;
+    }
+
     /// <summary>Reads answers until the outcome, completing pending requests in order.</summary>
     private async Task ReadResponsesAsync()
     {
@@ -145,27 +259,22 @@ public sealed partial class HyderTransaction
             while (await _call.ResponseStream.MoveNext(_readCancel.Token).ConfigureAwait(false))
             {
                 var response = _call.ResponseStream.Current;
-                Pending? pending;
-                lock (_gate)
+                if (response.ResponseCase != V1.TransactResponse.ResponseOneofCase.Batch)
                 {
-                    _awaiting.TryDequeue(out pending);
+                    if (Complete(response))
+                    {
+                        return;
+                    }
+
+                    continue;
                 }
 
-                if (pending is null || response.ResponseCase != pending.Expected)
+                foreach (var answer in response.Batch.Responses)
                 {
-                    var due = pending is null ? "nothing" : pending.Expected.ToString();
-                    Fail(new HyderException(StatusCode.Internal, $"The server answered {response.ResponseCase} where {due} was due."), pending);
-                    CancelCall();
-                    return;
-                }
-
-                // After SetResult the pending request may already be reused: it is the last touch.
-                // The outcome is the last answer: the stream is left to FinishAsync.
-                var last = response.ResponseCase == V1.TransactResponse.ResponseOneofCase.Outcome;
-                pending.SetResult(response);
-                if (last)
-                {
-                    return;
+                    if (Complete(answer))
+                    {
+                        return;
+                    }
                 }
             }
 
@@ -175,6 +284,41 @@ public sealed partial class HyderTransaction
         {
             Fail(e);
         }
+    }
+
+    /// <summary>
+    /// Completes the oldest pending request with its answer; true when reading ends (the outcome
+    /// came, or the answer was not the one due and the call is failed).
+    /// </summary>
+    private bool Complete(V1.TransactResponse response)
+    {
+        Pending? pending;
+        lock (_gate)
+        {
+            _awaiting.TryDequeue(out pending);
+        }
+
+        if (pending is null || response.ResponseCase != pending.Expected)
+        {
+            var due = pending is null ? "nothing" : pending.Expected.ToString();
+            Fail(new HyderException(StatusCode.Internal, $"The server answered {response.ResponseCase} where {due} was due."), pending);
+            CancelCall();
+            return true;
+        }
+
+        if (pending.Unawaited)
+        {
+            // A pipelined begin's answer: the requests behind it are what the caller awaits.
+            SnapshotSequence = response.Begun.SnapshotSequence;
+            _client.Session.Observe(SnapshotSequence);
+            return false;
+        }
+
+        // After SetResult the pending request may already be reused: it is the last touch.
+        // The outcome is the last answer: the stream is left to FinishAsync.
+        var last = response.ResponseCase == V1.TransactResponse.ResponseOneofCase.Outcome;
+        pending.SetResult(response);
+        return last;
     }
 
     /// <summary>Records the first failure and fails every pending request (and <paramref name="dequeued"/>) with it.</summary>
@@ -198,7 +342,7 @@ public sealed partial class HyderTransaction
                 failed = [.. _awaiting];
                 _awaiting.Clear();
                 _unwritten.Clear();
-                _failureReported = failed.Length > 0 || dequeued is not null;
+                _failureReported |= dequeued is not null || Array.Exists(failed, p => !p.Unawaited);
             }
         }
 
@@ -260,6 +404,9 @@ public sealed partial class HyderTransaction
 
         public CancellationTokenRegistration Registration { get; set; }
 
+        /// <summary>True for a pipelined begin: answered, never awaited, never reused.</summary>
+        public bool Unawaited { get; init; }
+
         public short Version => _core.Version;
 
         public void SetResult(V1.TransactResponse response) => _core.SetResult(response);
@@ -287,5 +434,16 @@ public sealed partial class HyderTransaction
 
         public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
             _core.OnCompleted(continuation, state, token, flags);
+    }
+
+    /// <summary>A <see cref="Batch"/> scope: disposing it sends what it held back. Dispose it once.</summary>
+    public readonly struct BatchScope : IDisposable
+    {
+        private readonly HyderTransaction? _owner;
+
+        internal BatchScope(HyderTransaction owner) => _owner = owner;
+
+        /// <summary>Ends the scope; the outermost one's end sends the held requests.</summary>
+        public void Dispose() => _owner?.Release();
     }
 }

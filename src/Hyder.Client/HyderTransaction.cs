@@ -190,6 +190,15 @@ public sealed partial class HyderTransaction : IAsyncDisposable
         bool abort;
         lock (_gate)
         {
+            if (_state == State.Active && _unwritten.Count == 1 && _awaiting.Count == 1 && _awaiting.Peek().Unawaited)
+            {
+                // A pipelined begin nothing followed: it was never sent, so there is nothing to abort.
+                _unwritten.Clear();
+                _awaiting.Clear();
+                _state = State.Aborted;
+                _failureReported = true; // The reader's end when the call is disposed below is no news.
+            }
+
             abort = _state == State.Active && !_ending && _awaiting.Count == 0;
         }
 
@@ -246,6 +255,15 @@ public sealed partial class HyderTransaction : IAsyncDisposable
             // Nothing had begun: a new stream may.
             await client.BackoffAsync(attempt, cancellationToken).ConfigureAwait(false);
         }
+    }
+
+    internal static HyderTransaction BeginPipelined(HyderClient client, IsolationLevel isolation)
+    {
+        var begin = new V1.TransactRequest { Begin = new V1.BeginRequest { Isolation = Wire.ToMessage(isolation), MinOrdinal = client.MinOrdinal } };
+        var transaction = new HyderTransaction(client, client.Stub.Transact(client.Options(CancellationToken.None)), isolation);
+        transaction.QueueBegin(begin);
+        transaction._reader = transaction.ReadResponsesAsync();
+        return transaction;
     }
 
     /// <summary>Sends an operation; the public method awaits the answer (one state machine per operation, not two).</summary>

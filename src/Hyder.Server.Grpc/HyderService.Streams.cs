@@ -54,98 +54,6 @@ public sealed partial class HyderService
         }
     }
 
-    /// <summary>
-    /// Runs an interactive transaction: the first request must be <c>begin</c> (answered with
-    /// <c>begun</c>), then each operation is answered with its result in order, and <c>commit</c>
-    /// or <c>abort</c> is answered with the outcome, which ends the call. A malformed request or a
-    /// refusal ends the call with an error, and the transaction is aborted; so is a transaction
-    /// whose request stream ends before commit.
-    /// </summary>
-    /// <param name="requestStream">The client's requestStream.</param>
-    /// <param name="responseStream">Where the answers go.</param>
-    /// <param name="context">The call.</param>
-    /// <returns>A task that completes when the transaction has ended.</returns>
-    public override async Task Transact(IAsyncStreamReader<V1.TransactRequest> requestStream, IServerStreamWriter<V1.TransactResponse> responseStream, ServerCallContext context)
-    {
-        ArgumentNullException.ThrowIfNull(requestStream);
-        ArgumentNullException.ThrowIfNull(responseStream);
-        ArgumentNullException.ThrowIfNull(context);
-        var cancellationToken = context.CancellationToken;
-        var caller = HyderInterceptor.Caller(context);
-        IInteractiveTransaction? transaction = null;
-        var ended = false;
-        var operations = 0;
-        try
-        {
-            await foreach (var request in requestStream.ReadAllAsync(cancellationToken).ConfigureAwait(false))
-            {
-                if (transaction is null)
-                {
-                    if (request.RequestCase != V1.TransactRequest.RequestOneofCase.Begin)
-                    {
-                        throw Messages.Invalid($"the first message of Transact must be begin, not {Name(request.RequestCase)}");
-                    }
-
-                    var isolation = Messages.ToEngine(request.Begin.Isolation);
-                    await MeldedAtLeastAsync(request.Begin.MinOrdinal, cancellationToken).ConfigureAwait(false);
-                    transaction = _engine.Begin(isolation);
-                    var begun = new V1.BeginResponse { SnapshotSequence = transaction.SnapshotSequence };
-                    await responseStream.WriteAsync(new V1.TransactResponse { Begun = begun }).ConfigureAwait(false);
-                    continue;
-                }
-
-                switch (request.RequestCase)
-                {
-                    case V1.TransactRequest.RequestOneofCase.Operation:
-                        // Before the operation reaches the transaction: the call ends and the transaction aborts.
-                        CheckWrite(caller, request.Operation);
-                        if (++operations > _limits.MaxOperations)
-                        {
-                            throw Messages.Invalid($"the transaction exceeds the limit of {_limits.MaxOperations} operations");
-                        }
-
-                        var operation = Messages.ToEngine(request.Operation, _limits, "operation");
-                        var result = Messages.ToMessage(await transaction.ExecuteAsync(operation, cancellationToken).ConfigureAwait(false));
-                        await responseStream.WriteAsync(new V1.TransactResponse { Result = result }).ConfigureAwait(false);
-                        break;
-                    case V1.TransactRequest.RequestOneofCase.Commit:
-                        ended = true;
-                        var outcome = await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
-                        await responseStream.WriteAsync(new V1.TransactResponse { Outcome = Messages.ToMessage(outcome) }).ConfigureAwait(false);
-                        await AwaitRequestEndAsync(requestStream, cancellationToken).ConfigureAwait(false);
-                        return;
-                    case V1.TransactRequest.RequestOneofCase.Abort:
-                        ended = true;
-                        transaction.Abort();
-                        var aborted = new V1.Outcome
-                        {
-                            Status = V1.TransactionStatus.Aborted,
-                            AbortCause = V1.AbortCause.None,
-                            Detail = "aborted by the client",
-                            SnapshotSequence = transaction.SnapshotSequence,
-                        };
-                        await responseStream.WriteAsync(new V1.TransactResponse { Outcome = aborted }).ConfigureAwait(false);
-                        await AwaitRequestEndAsync(requestStream, cancellationToken).ConfigureAwait(false);
-                        return;
-                    default:
-                        throw Messages.Invalid($"unexpected {Name(request.RequestCase)} in a transaction that has begun");
-                }
-            }
-        }
-        finally
-        {
-            if (transaction is not null)
-            {
-                if (!ended)
-                {
-                    transaction.Abort();
-                }
-
-                await transaction.DisposeAsync().ConfigureAwait(false);
-            }
-        }
-    }
-
     /// <summary>How long a transaction's call waits, after its outcome, for the client to end its request stream.</summary>
     private static readonly TimeSpan s_requestEndWait = TimeSpan.FromSeconds(2);
 
@@ -171,13 +79,4 @@ public sealed partial class HyderService
             // The outcome is delivered; how the request stream ends no longer matters.
         }
     }
-
-    private static string Name(V1.TransactRequest.RequestOneofCase c) => c switch
-    {
-        V1.TransactRequest.RequestOneofCase.Begin => "begin",
-        V1.TransactRequest.RequestOneofCase.Operation => "operation",
-        V1.TransactRequest.RequestOneofCase.Commit => "commit",
-        V1.TransactRequest.RequestOneofCase.Abort => "abort",
-        _ => "an empty request",
-    };
 }

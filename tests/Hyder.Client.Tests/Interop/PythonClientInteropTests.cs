@@ -72,6 +72,16 @@ public sealed class PythonClientInteropTests(PythonClientRun run) : IClassFixtur
     }
 
     [Fact]
+    public void TransactTakesAWholeTransactionInOneBatch()
+    {
+        var r = Report("transact_batch");
+        Assert.Equal(["batch"], r.GetProperty("messages").EnumerateArray().Select(k => k.GetString()));
+        Assert.Equal(["begun", "result", "result", "outcome"], r.GetProperty("kinds").EnumerateArray().Select(k => k.GetString()));
+        Assert.Equal("5", r.GetProperty("get").GetString());
+        Assert.Equal("TRANSACTION_STATUS_COMMITTED", r.GetProperty("status").GetString());
+    }
+
+    [Fact]
     public void TransactAbort()
     {
         var r = Report("transact_abort");
@@ -108,6 +118,7 @@ public sealed class PythonClientInteropTests(PythonClientRun run) : IClassFixtur
     [InlineData("top_k_zero", "INVALID_ARGUMENT", "operations[1].k is 0; a TOP_K_INSERT's k must be 1 to 1024")]
     [InlineData("unknown_kind", "INVALID_ARGUMENT", "operations[1].kind: unknown operation kind 99")]
     [InlineData("deadline", "DEADLINE_EXCEEDED", null)]
+    [InlineData("transact_nested_batch", "INVALID_ARGUMENT", "batch.requests[1] is a batch: batches do not nest")]
     public void BadCallsGetTheirStatus(string name, string code, string? details)
     {
         var r = Report("bad").GetProperty(name);

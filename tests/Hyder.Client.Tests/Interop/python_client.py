@@ -124,6 +124,10 @@ def main():
         "top_k_zero": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), pb.Operation(kind=pb.OPERATION_KIND_TOP_K_INSERT, key=b"t", k=0)]), timeout=TIMEOUT)),
         "unknown_kind": code_of(lambda: execute(pb.ExecuteRequest(operations=[put(b"x", b"1"), pb.Operation(kind=99, key=b"t")]), timeout=TIMEOUT)),
         "deadline": code_of(lambda: state_hash(pb.StateHashRequest(at_least_ordinal=1000000), timeout=0.3)),
+        "transact_nested_batch": code_of(lambda: transact(iter([pb.TransactRequest(batch=pb.TransactRequestBatch(requests=[
+            pb.TransactRequest(begin=pb.BeginRequest()),
+            pb.TransactRequest(batch=pb.TransactRequestBatch(requests=[pb.TransactRequest(operation=put(b"x", b"1"))])),
+        ]))]), timeout=TIMEOUT)),
     }
     # One-shot transactions multiplexed on one stream: answered by id; a bad one gets an error, the stream goes on.
     execute_stream = method(channel, "stream_stream", "ExecuteStream", pb.ExecuteStreamRequest, pb.ExecuteStreamResponse)
@@ -140,6 +144,21 @@ def main():
         "bad": [by_id[8].WhichOneof("result"), by_id[8].error.code, by_id[8].error.message],
     }
     out["x_after_bad"] = [x.found for x in read(pb.ReadRequest(keys=[b"x"]), timeout=TIMEOUT).results]
+
+    # A whole interactive transaction in one batch message, answered by one batch of answers.
+    responses = list(transact(iter([pb.TransactRequest(batch=pb.TransactRequestBatch(requests=[
+        pb.TransactRequest(begin=pb.BeginRequest()),
+        pb.TransactRequest(operation=put(b"bt", b"5")),
+        pb.TransactRequest(operation=get(b"bt")),
+        pb.TransactRequest(commit=pb.CommitRequest()),
+    ]))]), timeout=TIMEOUT))
+    answers = [a for r in responses for a in r.batch.responses]
+    out["transact_batch"] = {
+        "messages": [r.WhichOneof("response") for r in responses],
+        "kinds": [a.WhichOneof("response") for a in answers],
+        "get": answers[2].result.value.decode(),
+        "status": pb.TransactionStatus.Name(answers[3].outcome.status),
+    }
 
     channel.close()
     print(json.dumps(out, separators=(",", ":")))

@@ -232,7 +232,8 @@ internal sealed class HyderRemoteTarget : ITarget
         protected override async ValueTask<OneShotOutcome> ExecutePipelinedAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
         {
             await RollbackAsync(cancellationToken).ConfigureAwait(false);
-            var tx = await Guard(client.BeginAsync(Map(isolation), cancellationToken)).ConfigureAwait(false);
+            // The begin travels with the first batch (a refused begin fails it, and is handled below).
+            var tx = client.BeginPipelined(Map(isolation));
             await using (tx.ConfigureAwait(false))
             {
                 _reads.Clear();
@@ -241,21 +242,37 @@ internal sealed class HyderRemoteTarget : ITarget
                 Task<CommitResult>? commit = null;
                 try
                 {
-                    foreach (var (key, value) in operations)
+                    // Each run of reads goes out as one batch, and so do the writes with the commit
+                    // behind them: a write waits for the reads before it, as the driver's plan says.
+                    var next = 0;
+                    while (next < operations.Length)
                     {
-                        if (value is null)
+                        var reading = operations[next].Value is null;
+                        using (tx.Batch())
                         {
-                            _reads.Add(tx.GetAsync(key, cancellationToken));
+                            for (; next < operations.Length && (operations[next].Value is null) == reading; next++)
+                            {
+                                var (key, value) = operations[next];
+                                if (reading)
+                                {
+                                    _reads.Add(tx.GetAsync(key, cancellationToken));
+                                }
+                                else
+                                {
+                                    _writes.Add(tx.PutAsync(key, value!, cancellationToken));
+                                }
+                            }
+
+                            if (next == operations.Length)
+                            {
+                                commit = tx.CommitAsync(cancellationToken);
+                            }
                         }
-                        else
-                        {
-                            notFound += await AwaitReadsAsync().ConfigureAwait(false);
-                            _writes.Add(tx.PutAsync(key, value, cancellationToken));
-                        }
+
+                        notFound += await AwaitReadsAsync().ConfigureAwait(false);
                     }
 
-                    notFound += await AwaitReadsAsync().ConfigureAwait(false);
-                    commit = tx.CommitAsync(cancellationToken);
+                    commit ??= tx.CommitAsync(cancellationToken);
                     foreach (var write in _writes)
                     {
                         await write.ConfigureAwait(false);

@@ -1,0 +1,262 @@
+using System.Runtime.ExceptionServices;
+using Grpc.Core;
+using Hyder.Security;
+using Hyder.Server.Engine;
+using V1 = Hyder.Api.V1;
+
+namespace Hyder.Server.Grpc;
+
+public sealed partial class HyderService
+{
+    /// <summary>
+    /// Runs an interactive transaction: the first request must be <c>begin</c> (answered with
+    /// <c>begun</c>), then each operation is answered with its result in order, and <c>commit</c>
+    /// or <c>abort</c> is answered with the outcome, which ends the call. A <c>batch</c> carries
+    /// several of these in one message and is answered with their answers in order, in one or more
+    /// batch responses; the whole batch is checked before any of it runs. A malformed request or a
+    /// refusal ends the call with an error, and the transaction is aborted; so is a transaction
+    /// whose request stream ends before commit.
+    /// </summary>
+    /// <param name="requestStream">The client's requests.</param>
+    /// <param name="responseStream">Where the answers go.</param>
+    /// <param name="context">The call.</param>
+    /// <returns>A task that completes when the transaction has ended.</returns>
+    public override async Task Transact(IAsyncStreamReader<V1.TransactRequest> requestStream, IServerStreamWriter<V1.TransactResponse> responseStream, ServerCallContext context)
+    {
+        ArgumentNullException.ThrowIfNull(requestStream);
+        ArgumentNullException.ThrowIfNull(responseStream);
+        ArgumentNullException.ThrowIfNull(context);
+        var cancellationToken = context.CancellationToken;
+        var call = new TransactCall(this, HyderInterceptor.Caller(context), responseStream, cancellationToken);
+        try
+        {
+            await foreach (var request in requestStream.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+            {
+                var ended = request.RequestCase == V1.TransactRequest.RequestOneofCase.Batch
+                    ? await call.RunBatchAsync(request.Batch).ConfigureAwait(false)
+                    : await call.RunOneAsync(request).ConfigureAwait(false);
+                if (ended)
+                {
+                    await AwaitRequestEndAsync(requestStream, cancellationToken).ConfigureAwait(false);
+                    return;
+                }
+            }
+        }
+        finally
+        {
+            await call.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    private static string Name(V1.TransactRequest.RequestOneofCase c) => c switch
+    {
+        V1.TransactRequest.RequestOneofCase.Begin => "begin",
+        V1.TransactRequest.RequestOneofCase.Operation => "operation",
+        V1.TransactRequest.RequestOneofCase.Commit => "commit",
+        V1.TransactRequest.RequestOneofCase.Abort => "abort",
+        V1.TransactRequest.RequestOneofCase.Batch => "batch",
+        _ => "an empty request",
+    };
+
+    /// <summary>
+    /// One <c>Transact</c> call's state: the transaction once begun, the operations it has run, and
+    /// whether it ended (committed or aborted by the client).
+    /// </summary>
+    private sealed class TransactCall(HyderService service, CallerIdentity caller, IServerStreamWriter<V1.TransactResponse> responses, CancellationToken cancellationToken) : IAsyncDisposable
+    {
+        private IInteractiveTransaction? _transaction;
+        private bool _ended;
+        private int _operations;
+
+        /// <summary>Checks and runs one request and writes its answer; true when it ended the transaction.</summary>
+        public async ValueTask<bool> RunOneAsync(V1.TransactRequest request)
+        {
+            Check(request, -1, first: true, last: true);
+            var operation = request.RequestCase == V1.TransactRequest.RequestOneofCase.Operation
+                ? Messages.ToEngine(request.Operation, service._limits, "operation")
+                : default;
+            var answer = await RunAsync(request, operation).ConfigureAwait(false);
+            await responses.WriteAsync(answer).ConfigureAwait(false);
+            return _ended;
+        }
+
+        /// <summary>
+        /// Checks the whole batch, then runs its requests in order and writes their answers in batch
+        /// responses, a new one whenever the next answer would take the current one past half the
+        /// message limit. On a failure the answers of the requests that ran are written first, then
+        /// the call ends with the failure. True when the batch ended the transaction.
+        /// </summary>
+        public async ValueTask<bool> RunBatchAsync(V1.TransactRequestBatch batch)
+        {
+            var requests = batch.Requests;
+            if (requests.Count == 0)
+            {
+                throw Messages.Invalid("batch: a batch holds at least one request");
+            }
+
+            var limits = service._limits;
+            var operations = new Operation[requests.Count];
+            var counted = 0;
+            for (var i = 0; i < requests.Count; i++)
+            {
+                var request = requests[i];
+                Check(request, i, first: i == 0, last: i == requests.Count - 1);
+                if (request.RequestCase == V1.TransactRequest.RequestOneofCase.Operation)
+                {
+                    // Named as outside a batch: a client that batches on its own gets the same message.
+                    counted++;
+                    operations[i] = Messages.ToEngine(request.Operation, limits, "operation");
+                }
+            }
+
+            if (_operations + counted > limits.MaxOperations)
+            {
+                throw Messages.Invalid($"the transaction exceeds the limit of {limits.MaxOperations} operations");
+            }
+
+            var budget = Math.Max(1, limits.MaxMessageBytes / 2);
+            var answers = new V1.TransactResponseBatch();
+            var bytes = 0;
+            ExceptionDispatchInfo? failure = null;
+            try
+            {
+                for (var i = 0; i < requests.Count; i++)
+                {
+                    var answer = await RunAsync(requests[i], operations[i]).ConfigureAwait(false);
+                    var size = answer.CalculateSize();
+                    if (answers.Responses.Count > 0 && bytes + size > budget)
+                    {
+                        await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
+                        answers = new V1.TransactResponseBatch();
+                        bytes = 0;
+                    }
+
+                    answers.Responses.Add(answer);
+                    bytes += size;
+                }
+            }
+            catch (Exception e)
+            {
+                // Rethrown below, after the answers of the requests that ran.
+                failure = ExceptionDispatchInfo.Capture(e);
+            }
+
+            if (failure is not null)
+            {
+                if (answers.Responses.Count > 0)
+                {
+                    await TryAnswerAsync(answers).ConfigureAwait(false);
+                }
+
+                failure.Throw();
+            }
+
+            await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
+            return _ended;
+        }
+
+        /// <summary>
+        /// Writes the answers of the requests a failed batch ran, so the client gets them before the
+        /// call's error, as it would have request by request; a call already gone is left to the failure.
+        /// </summary>
+        private async ValueTask TryAnswerAsync(V1.TransactResponseBatch answers)
+        {
+            try
+            {
+                await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is InvalidOperationException or IOException or OperationCanceledException or RpcException)
+            {
+                // The failure being rethrown says what happened.
+            }
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            if (_transaction is { } transaction)
+            {
+                if (!_ended)
+                {
+                    transaction.Abort();
+                }
+
+                await transaction.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+
+        /// <summary>Refuses a request the transaction cannot take where it stands (<paramref name="index"/> in its batch; -1: alone), before anything runs.</summary>
+        private void Check(V1.TransactRequest request, int index, bool first, bool last)
+        {
+            var kind = request.RequestCase;
+            if (_transaction is null && first)
+            {
+                if (kind != V1.TransactRequest.RequestOneofCase.Begin)
+                {
+                    throw Messages.Invalid($"the first message of Transact must be begin, not {Name(kind)}");
+                }
+
+                return;
+            }
+
+            switch (kind)
+            {
+                case V1.TransactRequest.RequestOneofCase.Operation:
+                    // Before the operation reaches the transaction: the call ends and the transaction aborts.
+                    CheckWrite(caller, request.Operation);
+                    if (_transaction is not null && _operations + 1 > service._limits.MaxOperations)
+                    {
+                        throw Messages.Invalid($"the transaction exceeds the limit of {service._limits.MaxOperations} operations");
+                    }
+
+                    break;
+                case V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort:
+                    if (!last)
+                    {
+                        throw Messages.Invalid($"batch.requests[{index}] is {Name(kind)}, which must end its batch: nothing may follow it");
+                    }
+
+                    break;
+                case V1.TransactRequest.RequestOneofCase.Batch:
+                    throw Messages.Invalid($"batch.requests[{index}] is a batch: batches do not nest");
+                default:
+                    throw Messages.Invalid(kind == V1.TransactRequest.RequestOneofCase.Begin && !(first && last)
+                        ? $"batch.requests[{index}] is begin, which may only come first in a batch sent before the transaction has begun"
+                        : $"unexpected {Name(kind)} in a transaction that has begun");
+            }
+        }
+
+        /// <summary>Runs one checked request (<paramref name="operation"/>: its operation, converted) and returns its answer.</summary>
+        private async ValueTask<V1.TransactResponse> RunAsync(V1.TransactRequest request, Operation operation)
+        {
+            switch (request.RequestCase)
+            {
+                case V1.TransactRequest.RequestOneofCase.Begin:
+                    await service.MeldedAtLeastAsync(request.Begin.MinOrdinal, cancellationToken).ConfigureAwait(false);
+                    var transaction = service._engine.Begin(Messages.ToEngine(request.Begin.Isolation));
+                    _transaction = transaction;
+                    return new V1.TransactResponse { Begun = new V1.BeginResponse { SnapshotSequence = transaction.SnapshotSequence } };
+                case V1.TransactRequest.RequestOneofCase.Operation:
+                    _operations++;
+                    var result = await _transaction!.ExecuteAsync(operation, cancellationToken).ConfigureAwait(false);
+                    return new V1.TransactResponse { Result = Messages.ToMessage(result) };
+                case V1.TransactRequest.RequestOneofCase.Commit:
+                    _ended = true;
+                    var outcome = await _transaction!.CommitAsync(cancellationToken).ConfigureAwait(false);
+                    return new V1.TransactResponse { Outcome = Messages.ToMessage(outcome) };
+                default:
+                    _ended = true;
+                    _transaction!.Abort();
+                    return new V1.TransactResponse
+                    {
+                        Outcome = new V1.Outcome
+                        {
+                            Status = V1.TransactionStatus.Aborted,
+                            AbortCause = V1.AbortCause.None,
+                            Detail = "aborted by the client",
+                            SnapshotSequence = _transaction.SnapshotSequence,
+                        },
+                    };
+            }
+        }
+    }
+}
