@@ -16,7 +16,8 @@ namespace Hyder.Client;
 /// them in that order. Pipelined operations must not depend on each other's results: an operation
 /// that needs an earlier read's value must await that read first. Calls from several threads are
 /// safe, but their order is then the order in which the calls happen to arrive. Each call copies
-/// its key and value before it returns, so the caller may reuse those arrays at once.
+/// its key and value before it returns, so the caller may reuse those arrays at once. Requests
+/// issued inside a <see cref="Batch"/> scope leave together when it ends, as one message.
 /// </para>
 /// <para>
 /// Any failure (a refused operation, cancellation of any pending operation, the deadline, a lost
