@@ -1,3 +1,5 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Net.Security;
 using System.Runtime.CompilerServices;
@@ -42,6 +44,13 @@ public sealed partial class HyderClient : IAsyncDisposable
     private readonly Metadata? _headers;
     private readonly ILogger _logger;
     private readonly ExecuteMultiplexer? _multiplexer;
+
+    /// <summary>
+    /// <c>Transact</c> calls whose transaction ended cleanly, kept for the next
+    /// <see cref="BeginPipelined"/> (newest on top), with when each became idle.
+    /// </summary>
+    private readonly ConcurrentStack<(AsyncDuplexStreamingCall<Api.V1.TransactRequest, Api.V1.TransactResponse> Call, long Since)> _idleTransacts = new();
+    private bool _disposed;
 
     /// <summary>Creates a client with a channel of its own.</summary>
     /// <param name="settings">Where the server is and how to call it.</param>
@@ -312,6 +321,14 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// <returns>A task that completes when the client is closed.</returns>
     public async ValueTask DisposeAsync()
     {
+        Volatile.Write(ref _disposed, true);
+        var ending = new List<Task>();
+        while (_idleTransacts.TryPop(out var idle))
+        {
+            ending.Add(EndIdleTransactAsync(idle.Call));
+        }
+
+        await Task.WhenAll(ending).ConfigureAwait(false);
         if (_multiplexer is not null)
         {
             await _multiplexer.DisposeAsync().ConfigureAwait(false);
@@ -362,6 +379,74 @@ public sealed partial class HyderClient : IAsyncDisposable
 
     internal CallOptions Options(CancellationToken cancellationToken) =>
         new(_headers, Settings.Timeout is { } timeout ? DateTime.UtcNow + timeout : null, cancellationToken);
+
+    /// <summary>
+    /// The longest a <c>Transact</c> call is kept idle for reuse; the server waits 10 s after an
+    /// outcome for the next begin, so a call taken within this has not been ended by the server
+    /// for idleness (a server that stops ends idle calls at once: see <see cref="HyderTransaction"/>).
+    /// </summary>
+    internal static readonly TimeSpan IdleTransactLimit = TimeSpan.FromSeconds(2);
+
+    /// <summary>Idle <c>Transact</c> calls kept at most; more are ended.</summary>
+    internal const int MaxIdleTransacts = 256;
+
+    /// <summary>Idle <c>Transact</c> calls kept now (for tests).</summary>
+    internal int IdleTransacts => _idleTransacts.Count;
+
+    /// <summary>
+    /// A <c>Transact</c> call for a pipelined transaction: an idle one an earlier transaction ended
+    /// cleanly on (reused: true), or a new one. Neither has a deadline: the transaction keeps its own.
+    /// </summary>
+    internal (AsyncDuplexStreamingCall<Api.V1.TransactRequest, Api.V1.TransactResponse> Call, bool Reused) RentTransact()
+    {
+        while (_idleTransacts.TryPop(out var idle))
+        {
+            if (Stopwatch.GetElapsedTime(idle.Since) < IdleTransactLimit)
+            {
+                return (idle.Call, true);
+            }
+
+            _ = EndIdleTransactAsync(idle.Call);
+        }
+
+        return (Stub.Transact(new CallOptions(_headers, null, CancellationToken.None)), false);
+    }
+
+    /// <summary>Keeps a call whose transaction ended cleanly (its outcome read, nothing pending) for the next one.</summary>
+    internal void ReturnTransact(AsyncDuplexStreamingCall<Api.V1.TransactRequest, Api.V1.TransactResponse> call)
+    {
+        if (Volatile.Read(ref _disposed) || _idleTransacts.Count >= MaxIdleTransacts)
+        {
+            _ = EndIdleTransactAsync(call);
+            return;
+        }
+
+        _idleTransacts.Push((call, Stopwatch.GetTimestamp()));
+        if (Volatile.Read(ref _disposed) && _idleTransacts.TryPop(out var late))
+        {
+            // The client was disposed while this one was being returned.
+            _ = EndIdleTransactAsync(late.Call);
+        }
+    }
+
+    /// <summary>Ends an idle call as a transaction's call ends: the request stream, then the status (no reset).</summary>
+    private static async Task EndIdleTransactAsync(AsyncDuplexStreamingCall<Api.V1.TransactRequest, Api.V1.TransactResponse> call)
+    {
+        try
+        {
+            await call.RequestStream.CompleteAsync().ConfigureAwait(false);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+            await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is RpcException or OperationCanceledException or InvalidOperationException or IOException)
+        {
+            // The server ended it already, or the connection is gone: either way it is over.
+        }
+        finally
+        {
+            call.Dispose();
+        }
+    }
 
     /// <summary>Whether a failed attempt may run again: UNAVAILABLE, retries left, and the caller still waiting.</summary>
     internal bool Retryable(RpcException e, int attempt, CancellationToken cancellationToken)

@@ -34,11 +34,27 @@ public sealed partial class HyderTransaction
     private bool _failureReported;
     private Task? _reader;
 
-    /// <summary>The writer last started (<see cref="WriteRequestsAsync"/>; it never faults).</summary>
-    private Task? _writer;
-
     /// <summary>True once the writer ended the request stream after a commit or an abort.</summary>
     private bool _requestsEnded;
+
+    /// <summary>
+    /// A pipelined transaction (<see cref="HyderClient.BeginPipelined"/>): its call came from the
+    /// client's idle calls or is new, has no deadline, and goes back to the client after a clean
+    /// outcome instead of ending (the server then waits for the next begin on it).
+    /// </summary>
+    private readonly bool _pooled;
+
+    /// <summary>The call carried an earlier transaction.</summary>
+    private bool _reused;
+
+    /// <summary>The call went back to the client: this transaction no longer owns it.</summary>
+    private bool _callReturned;
+
+    /// <summary>Completed when the writer stops (<see cref="WriterIdleAsync"/>); null while nobody waits.</summary>
+    private TaskCompletionSource? _writerIdle;
+
+    /// <summary>The transaction cancelled its own call (a failure or a caller's cancellation), not its deadline.</summary>
+    private bool _cancelled;
 
     /// <summary>Queues a request, starts the writer if none runs, and returns the wait for its answer.</summary>
     private ValueTask<V1.TransactResponse> SendAsync(V1.TransactRequest request, V1.TransactResponse.ResponseOneofCase expected, CancellationToken cancellationToken, bool ends = false)
@@ -84,7 +100,7 @@ public sealed partial class HyderTransaction
         var wait = new ValueTask<V1.TransactResponse>(pending, pending.Version);
         if (write)
         {
-            Volatile.Write(ref _writer, WriteRequestsAsync());
+            _ = WriteRequestsAsync();
         }
 
         return wait;
@@ -153,7 +169,7 @@ public sealed partial class HyderTransaction
 
         if (write)
         {
-            Volatile.Write(ref _writer, WriteRequestsAsync());
+            _ = WriteRequestsAsync();
         }
     }
 
@@ -174,47 +190,35 @@ public sealed partial class HyderTransaction
         var budget = Math.Max(1, _client.Settings.MaxMessageBytes / 2);
         while (true)
         {
-            V1.TransactRequest request;
-            V1.TransactRequest.RequestOneofCase last;
+            V1.TransactRequest? request;
+            var last = V1.TransactRequest.RequestOneofCase.None;
             lock (_gate)
             {
-                if (_failure is not null || _holds > 0 || !_unwritten.TryDequeue(out var next))
+                request = _failure is null && _holds == 0 && _unwritten.TryDequeue(out var next) ? Take(next) : null;
+                if (request is null)
                 {
                     _writing = false;
-                    return;
                 }
-
-                request = Take(next);
-                last = request.RequestCase;
-                if (batching && _unwritten.Count > 0)
+                else
                 {
-                    var bytes = request.CalculateSize();
-                    var batch = new V1.TransactRequestBatch { Requests = { request } };
-                    while (_unwritten.TryPeek(out var more))
+                    last = request.RequestCase;
+                    if (batching && _unwritten.Count > 0)
                     {
-                        var size = more.Request!.CalculateSize();
-                        if (bytes + size > budget)
-                        {
-                            break;
-                        }
-
-                        bytes += size;
-                        var taken = Take(_unwritten.Dequeue());
-                        batch.Requests.Add(taken);
-                        last = taken.RequestCase;
-                    }
-
-                    if (batch.Requests.Count > 1)
-                    {
-                        request = new V1.TransactRequest { Batch = batch };
+                        request = Gather(request, budget, ref last);
                     }
                 }
+            }
+
+            if (request is null)
+            {
+                WriterStopped();
+                return;
             }
 
             try
             {
                 await _call.RequestStream.WriteAsync(request).ConfigureAwait(false);
-                if (last is V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort)
+                if (!_pooled && last is V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort)
                 {
                     // Nothing follows a commit or an abort: the request stream ends with it, so the
                     // server, which waits for that end after the outcome, ends the call at once.
@@ -229,6 +233,8 @@ public sealed partial class HyderTransaction
                     _writing = false;
                 }
 
+                WriterStopped();
+
                 if (e is RpcException { StatusCode: StatusCode.Cancelled })
                 {
                     // The call has ended (the server refused a request, or a pending operation was
@@ -241,6 +247,67 @@ public sealed partial class HyderTransaction
                 return;
             }
         }
+    }
+
+    /// <summary>
+    /// <paramref name="first"/> and the requests queued behind it, up to <paramref name="budget"/>
+    /// bytes, as one batch (under <see cref="_gate"/>); <paramref name="last"/> becomes the kind of
+    /// the last one taken. Only <paramref name="first"/> when the next does not fit.
+    /// </summary>
+    private V1.TransactRequest Gather(V1.TransactRequest first, int budget, ref V1.TransactRequest.RequestOneofCase last)
+    {
+        var bytes = first.CalculateSize();
+        var batch = new V1.TransactRequestBatch { Requests = { first } };
+        while (_unwritten.TryPeek(out var more))
+        {
+            var size = more.Request!.CalculateSize();
+            if (bytes + size > budget)
+            {
+                break;
+            }
+
+            bytes += size;
+            var taken = Take(_unwritten.Dequeue());
+            batch.Requests.Add(taken);
+            last = taken.RequestCase;
+        }
+
+        return batch.Requests.Count > 1 ? new V1.TransactRequest { Batch = batch } : first;
+    }
+
+    /// <summary>
+    /// A wait for the writer to stop (none: it is not running): no write of this transaction is in
+    /// progress once it completes. It cannot miss a writer that is still being started (whose task
+    /// is not yet anybody's): <see cref="_writing"/> is set under the gate before the writer runs.
+    /// </summary>
+    private Task WriterIdleAsync()
+    {
+        lock (_gate)
+        {
+            if (!_writing)
+            {
+                return Task.CompletedTask;
+            }
+
+            _writerIdle ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            return _writerIdle.Task;
+        }
+    }
+
+    /// <summary>Called by the writer after it cleared <see cref="_writing"/>: wakes whoever waits in <see cref="WriterIdleAsync"/>.</summary>
+    private void WriterStopped()
+    {
+        TaskCompletionSource? idle;
+        lock (_gate)
+        {
+            idle = _writing ? null : _writerIdle;
+            if (idle is not null)
+            {
+                _writerIdle = null;
+            }
+        }
+
+        idle?.TrySetResult();
     }
 
     /// <summary>The request of a pending one that leaves for the writer (under <see cref="_gate"/>).</summary>
@@ -278,12 +345,32 @@ public sealed partial class HyderTransaction
                 }
             }
 
-            Fail(new HyderException(StatusCode.Internal, "The server ended the transaction without an answer."));
+            Fail(EndedWithoutAnswer());
         }
         catch (Exception e) when (e is RpcException or OperationCanceledException or InvalidOperationException or IOException)
         {
-            Fail(e);
+            Fail(_pooled && _readCancel.IsCancellationRequested && !Volatile.Read(ref _cancelled)
+                ? new HyderException(StatusCode.DeadlineExceeded, $"The transaction ran past its deadline ({_client.Settings.Timeout?.TotalSeconds:0.###} s); the server aborts it.", e)
+                : e);
         }
+    }
+
+    /// <summary>
+    /// The failure when the server ended the call without answering what was due. When nothing was
+    /// answered at all and the begin was due, nothing ran: a server that stops ends the calls that
+    /// wait between transactions, which a reused call then meets.
+    /// </summary>
+    private HyderException EndedWithoutAnswer()
+    {
+        bool beginDue;
+        lock (_gate)
+        {
+            beginDue = _awaiting.TryPeek(out var first) && first.Unawaited;
+        }
+
+        return beginDue
+            ? new HyderException(StatusCode.Unavailable, $"The server ended the transaction's {(_reused ? "reused " : string.Empty)}stream before it began (it is stopping, or the stream sat idle past its wait); nothing was applied, and the transaction may run again.")
+            : new HyderException(StatusCode.Internal, "The server ended the transaction without an answer.");
     }
 
     /// <summary>
@@ -365,6 +452,7 @@ public sealed partial class HyderTransaction
 
     private void CancelCall()
     {
+        Volatile.Write(ref _cancelled, true);
         try
         {
             _readCancel.Cancel();

@@ -40,11 +40,12 @@ public sealed partial class HyderTransaction : IAsyncDisposable
     private readonly AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> _call;
     private State _state;
 
-    private HyderTransaction(HyderClient client, AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> call, IsolationLevel isolation)
+    private HyderTransaction(HyderClient client, AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> call, IsolationLevel isolation, bool pooled = false)
     {
         _client = client;
         _call = call;
         Isolation = isolation;
+        _pooled = pooled;
     }
 
     private enum State
@@ -217,7 +218,11 @@ public sealed partial class HyderTransaction : IAsyncDisposable
             }
         }
 
-        _call.Dispose();
+        if (!Volatile.Read(ref _callReturned))
+        {
+            _call.Dispose();
+        }
+
         if (_reader is { } reader)
         {
             // The disposed call ends the read; the reader turns every failure into the transaction's.
@@ -261,7 +266,15 @@ public sealed partial class HyderTransaction : IAsyncDisposable
     internal static HyderTransaction BeginPipelined(HyderClient client, IsolationLevel isolation)
     {
         var begin = new V1.TransactRequest { Begin = new V1.BeginRequest { Isolation = Wire.ToMessage(isolation), MinOrdinal = client.MinOrdinal } };
-        var transaction = new HyderTransaction(client, client.Stub.Transact(client.Options(CancellationToken.None)), isolation);
+        var (call, reused) = client.RentTransact();
+        var transaction = new HyderTransaction(client, call, isolation, pooled: true) { _reused = reused };
+        if (client.Settings.Timeout is { } timeout)
+        {
+            // The call may outlive this transaction, so it has no deadline: the transaction's own
+            // ends its reads, which cancels the call (reported as DEADLINE_EXCEEDED).
+            transaction._readCancel.CancelAfter(timeout);
+        }
+
         transaction.QueueBegin(begin);
         transaction._reader = transaction.ReadResponsesAsync();
         return transaction;
@@ -319,9 +332,33 @@ public sealed partial class HyderTransaction : IAsyncDisposable
         }
     }
 
-    /// <summary>Half-closes the request stream and reads the call's status, so the stream ends cleanly.</summary>
+    /// <summary>
+    /// Half-closes the request stream and reads the call's status, so the stream ends cleanly; a
+    /// pipelined transaction's call instead goes back to the client for the next one.
+    /// </summary>
     private async Task FinishAsync()
     {
+        if (_pooled)
+        {
+            // The outcome was the last answer and the writer wrote the commit or abort last: the
+            // call is between transactions, as the server sees it too, once that write is done
+            // (the answer can come before the write's task does).
+            await WriterIdleAsync().ConfigureAwait(false);
+
+            lock (_gate)
+            {
+                if (_failure is not null || _awaiting.Count > 0 || _callReturned)
+                {
+                    return;
+                }
+
+                _callReturned = true;
+            }
+
+            _client.ReturnTransact(_call);
+            return;
+        }
+
         try
         {
             // The writer ends the request stream right after the commit or abort; the outcome can
@@ -329,11 +366,7 @@ public sealed partial class HyderTransaction : IAsyncDisposable
             // did not get that far. A call disposed while its request stream is still open is
             // reset (RST_STREAM), and a server that sees many resets refuses new streams on the
             // connection (ENHANCE_YOUR_CALM, Kestrel's rapid-reset limit).
-            if (Volatile.Read(ref _writer) is { } writer)
-            {
-                await writer.ConfigureAwait(false);
-            }
-
+            await WriterIdleAsync().ConfigureAwait(false);
             if (!Volatile.Read(ref _requestsEnded))
             {
                 await _call.RequestStream.CompleteAsync().ConfigureAwait(false);

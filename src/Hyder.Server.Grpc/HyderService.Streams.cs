@@ -53,30 +53,4 @@ public sealed partial class HyderService
             await responseStream.WriteAsync(batch).ConfigureAwait(false);
         }
     }
-
-    /// <summary>How long a transaction's call waits, after its outcome, for the client to end its request stream.</summary>
-    private static readonly TimeSpan s_requestEndWait = TimeSpan.FromSeconds(2);
-
-    /// <summary>
-    /// After the outcome: waits, briefly, for the client to end its request stream (it does so
-    /// when it reads the outcome). A call whose handler returns while the request stream is still
-    /// open is reset by Kestrel, and the resets wait in the connection's drain queue until the
-    /// client ends or resets the stream; at 64 transactions in flight on a busy machine that queue
-    /// passed Kestrel's limit (twice the streams per connection), and the server then refused new
-    /// streams with ENHANCE_YOUR_CALM. A client that does not end its stream within
-    /// <see cref="s_requestEndWait"/> (or sends more) gets the old behaviour: the call ends anyway.
-    /// </summary>
-    private static async Task AwaitRequestEndAsync(IAsyncStreamReader<V1.TransactRequest> requestStream, CancellationToken cancellationToken)
-    {
-        using var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        wait.CancelAfter(s_requestEndWait);
-        try
-        {
-            await requestStream.MoveNext(wait.Token).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is OperationCanceledException or IOException or InvalidOperationException or RpcException)
-        {
-            // The outcome is delivered; how the request stream ends no longer matters.
-        }
-    }
 }

@@ -8,43 +8,92 @@ namespace Hyder.Server.Grpc;
 
 public sealed partial class HyderService
 {
+    /// <summary>How long a call waits, after an outcome, for the client's next begin or the end of its request stream.</summary>
+    private static readonly TimeSpan s_nextTransactionWait = TimeSpan.FromSeconds(10);
+
     /// <summary>
-    /// Runs an interactive transaction: the first request must be <c>begin</c> (answered with
+    /// Runs interactive transactions: the first request must be <c>begin</c> (answered with
     /// <c>begun</c>), then each operation is answered with its result in order, and <c>commit</c>
-    /// or <c>abort</c> is answered with the outcome, which ends the call. A <c>batch</c> carries
-    /// several of these in one message and is answered with their answers in order, in one or more
-    /// batch responses; the whole batch is checked before any of it runs. A malformed request or a
-    /// refusal ends the call with an error, and the transaction is aborted; so is a transaction
-    /// whose request stream ends before commit.
+    /// or <c>abort</c> is answered with the outcome. After the outcome the client either ends its
+    /// request stream, which ends the call, or begins its next transaction on the same call. A
+    /// <c>batch</c> carries several requests in one message and is answered with their answers in
+    /// order, in one or more batch responses; the whole batch is checked before any of it runs. A
+    /// malformed request or a refusal ends the call with an error, and the transaction is aborted;
+    /// so is a transaction whose request stream ends before commit.
     /// </summary>
+    /// <remarks>
+    /// After an outcome the call waits at most <see cref="s_nextTransactionWait"/> for the next
+    /// request, and not at all once the server stops; then it ends (OK). It waits rather than
+    /// returning at once because a call whose handler returns while the request stream is still
+    /// open is reset by Kestrel, and the resets wait in the connection's drain queue until the
+    /// client ends or resets the stream; at 64 transactions in flight on a busy machine that queue
+    /// passed Kestrel's limit (twice the streams per connection), and the server then refused new
+    /// streams with ENHANCE_YOUR_CALM.
+    /// </remarks>
     /// <param name="requestStream">The client's requests.</param>
     /// <param name="responseStream">Where the answers go.</param>
     /// <param name="context">The call.</param>
-    /// <returns>A task that completes when the transaction has ended.</returns>
+    /// <returns>A task that completes when the call has ended.</returns>
     public override async Task Transact(IAsyncStreamReader<V1.TransactRequest> requestStream, IServerStreamWriter<V1.TransactResponse> responseStream, ServerCallContext context)
     {
         ArgumentNullException.ThrowIfNull(requestStream);
         ArgumentNullException.ThrowIfNull(responseStream);
         ArgumentNullException.ThrowIfNull(context);
         var cancellationToken = context.CancellationToken;
-        var call = new TransactCall(this, HyderInterceptor.Caller(context), responseStream, cancellationToken);
+        var caller = HyderInterceptor.Caller(context);
+        var call = new TransactCall(this, caller, responseStream, cancellationToken);
         try
         {
-            await foreach (var request in requestStream.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+            while (true)
             {
-                var ended = request.RequestCase == V1.TransactRequest.RequestOneofCase.Batch
-                    ? await call.RunBatchAsync(request.Batch).ConfigureAwait(false)
-                    : await call.RunOneAsync(request).ConfigureAwait(false);
-                if (ended)
+                if (call.Ended)
                 {
-                    await AwaitRequestEndAsync(requestStream, cancellationToken).ConfigureAwait(false);
+                    await call.DisposeAsync().ConfigureAwait(false);
+                    call = new TransactCall(this, caller, responseStream, cancellationToken);
+                    if (!await NextTransactionAsync(requestStream, cancellationToken).ConfigureAwait(false))
+                    {
+                        return;
+                    }
+                }
+                else if (!await requestStream.MoveNext(cancellationToken).ConfigureAwait(false))
+                {
                     return;
                 }
+
+                var request = requestStream.Current;
+                _ = request.RequestCase == V1.TransactRequest.RequestOneofCase.Batch
+                    ? await call.RunBatchAsync(request.Batch).ConfigureAwait(false)
+                    : await call.RunOneAsync(request).ConfigureAwait(false);
             }
         }
         finally
         {
             await call.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// After an outcome: true when the client sent its next request within
+    /// <see cref="s_nextTransactionWait"/> (it is <c>Current</c>); false when it ended its request
+    /// stream, did not go on in time, or the server is stopping.
+    /// </summary>
+    private async Task<bool> NextTransactionAsync(IAsyncStreamReader<V1.TransactRequest> requestStream, CancellationToken cancellationToken)
+    {
+        if (_stopping.IsCancellationRequested)
+        {
+            return false;
+        }
+
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping);
+        wait.CancelAfter(s_nextTransactionWait);
+        try
+        {
+            return await requestStream.MoveNext(wait.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or IOException or InvalidOperationException or RpcException)
+        {
+            // The outcome is delivered; how the request stream ends no longer matters.
+            return false;
         }
     }
 
@@ -67,6 +116,9 @@ public sealed partial class HyderService
         private IInteractiveTransaction? _transaction;
         private bool _ended;
         private int _operations;
+
+        /// <summary>True once the transaction committed or was aborted by the client (its outcome is answered).</summary>
+        public bool Ended => _ended;
 
         /// <summary>Checks and runs one request and writes its answer; true when it ended the transaction.</summary>
         public async ValueTask<bool> RunOneAsync(V1.TransactRequest request)
@@ -117,11 +169,21 @@ public sealed partial class HyderService
             var budget = Math.Max(1, limits.MaxMessageBytes / 2);
             var answers = new V1.TransactResponseBatch();
             var bytes = 0;
+            var lent = false;
             ExceptionDispatchInfo? failure = null;
             try
             {
                 for (var i = 0; i < requests.Count; i++)
                 {
+                    if (lent && requests[i].RequestCase is V1.TransactRequest.RequestOneofCase.Commit or V1.TransactRequest.RequestOneofCase.Abort)
+                    {
+                        // The values the answers refer to are the transaction's, lent until it
+                        // ends (docs/value-storage.md): they are written before it does.
+                        await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
+                        answers = new V1.TransactResponseBatch();
+                        bytes = 0;
+                    }
+
                     var answer = await RunAsync(requests[i], operations[i]).ConfigureAwait(false);
                     var size = answer.CalculateSize();
                     if (answers.Responses.Count > 0 && bytes + size > budget)
@@ -133,6 +195,7 @@ public sealed partial class HyderService
 
                     answers.Responses.Add(answer);
                     bytes += size;
+                    lent |= answer.Result is { } result && (!result.Value.IsEmpty || result.Rows.Count > 0);
                 }
             }
             catch (Exception e)
@@ -175,6 +238,7 @@ public sealed partial class HyderService
         {
             if (_transaction is { } transaction)
             {
+                _transaction = null;
                 if (!_ended)
                 {
                     transaction.Abort();

@@ -216,23 +216,159 @@ public sealed class TransactBatchTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task AWholeTransactionInOneBatchIsAnsweredInOne()
+    public async Task APipelinedTransactionsCallCarriesTheNextOneAfterACleanOutcome()
+    {
+        _recorder.Clear();
+        for (var i = 0; i < 3; i++)
+        {
+            await using var tx = _client.BeginPipelined();
+            Task<byte[]?> read;
+            using (tx.Batch())
+            {
+                read = tx.GetAsync(Of("r"));
+                _ = tx.PutAsync(Of("r"), Of($"{i}"));
+            }
+
+            Assert.Equal(i == 0 ? "<absent>" : $"{i - 1}", Text(await read));
+            if (i == 2)
+            {
+                await tx.AbortAsync();
+            }
+            else
+            {
+                await tx.CommitAsync();
+            }
+        }
+
+        Assert.Equal(1, _recorder.Calls);
+        Assert.Equal(1, _client.IdleTransacts);
+        Assert.Equal("1", Text(Engine.Peek(Of("r"))));
+
+        // A failed transaction's call (the kept one) is not kept again: the next transaction gets a new one.
+        await using (var failing = _client.BeginPipelined())
+        {
+            await Assert.ThrowsAsync<HyderException>(() => failing.PutAsync([], Of("x")));
+        }
+
+        Assert.Equal(0, _client.IdleTransacts);
+        await using (var next = _client.BeginPipelined())
+        {
+            await next.PutAsync(Of("r"), Of("after"));
+            await next.CommitAsync();
+        }
+
+        Assert.Equal(2, _recorder.Calls);
+        Assert.Equal("after", Text(Engine.Peek(Of("r"))));
+    }
+
+    [Fact]
+    public async Task AServerThatStopsEndsTheCallsWaitingBetweenTransactionsAndTheNextOneSaysNothingRan()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (channel, recorder, client) = Recorded(server, batch: true);
+        using (channel)
+        await using (client)
+        {
+            await using (var tx = client.BeginPipelined())
+            {
+                await tx.PutAsync(Of("s"), Of("1"));
+                await tx.CommitAsync();
+            }
+
+            Assert.Equal(1, client.IdleTransacts);
+            using var stopWithin = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+            await server.Server.StopAsync(stopWithin.Token);
+
+            await using var after = client.BeginPipelined();
+            var e = await Assert.ThrowsAsync<HyderException>(() => after.PutAsync(Of("s"), Of("2")));
+            Assert.Equal(StatusCode.Unavailable, e.StatusCode);
+            Assert.Equal(1, recorder.Calls);
+            Assert.Equal("1", Text(server.Engine.Peek(Of("s"))));
+        }
+    }
+
+    [Fact]
+    public async Task APipelinedTransactionPastItsTimeoutFailsWithDeadlineExceededAndItsCallIsNotKept()
+    {
+        var (channel, recorder, client) = Recorded(_server, batch: true, timeout: TimeSpan.FromMilliseconds(500));
+        using (channel)
+        await using (client)
+        {
+            Engine.OperationGate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            await using (var tx = client.BeginPipelined())
+            {
+                var e = await Assert.ThrowsAsync<HyderException>(() => tx.GetAsync(Engine.GatedKey));
+                Assert.Equal(StatusCode.DeadlineExceeded, e.StatusCode);
+                Assert.False(tx.IsActive);
+            }
+
+            Engine.OperationGate.SetResult();
+            Assert.Equal(0, client.IdleTransacts);
+            await using (var next = client.BeginPipelined())
+            {
+                await next.PutAsync(Of("d"), Of("1"));
+                await next.CommitAsync();
+            }
+
+            Assert.Equal(2, recorder.Calls);
+        }
+    }
+
+    [Fact]
+    public async Task OneCallCarriesTransactionsOneAfterAnotherAndEndsWhenTheClientEndsIt()
+    {
+        using var call = new V1.Hyder.HyderClient(_channel).Transact();
+        await call.RequestStream.WriteAsync(Batch(Begin(), Put("one", "1"), Commit()));
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(V1.TransactionStatus.Committed, call.ResponseStream.Current.Batch.Responses[2].Outcome.Status);
+
+        await call.RequestStream.WriteAsync(Begin());
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(V1.TransactResponse.ResponseOneofCase.Begun, call.ResponseStream.Current.ResponseCase);
+        await call.RequestStream.WriteAsync(Get("one"));
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal("1", call.ResponseStream.Current.Result.Value.ToStringUtf8());
+        await call.RequestStream.WriteAsync(Batch(Put("two", "2"), Commit()));
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(V1.TransactionStatus.Committed, call.ResponseStream.Current.Batch.Responses[1].Outcome.Status);
+
+        // After an outcome only a begin may come.
+        await call.RequestStream.WriteAsync(Get("one"));
+        var e = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.MoveNext());
+        Assert.Equal(StatusCode.InvalidArgument, e.StatusCode);
+        Assert.Equal("the first message of Transact must be begin, not operation", e.Status.Detail);
+        Assert.Equal("2", Text(Engine.Peek(Of("two"))));
+        Assert.Equal(2, Engine.Committed);
+    }
+
+    [Fact]
+    public async Task AWholeTransactionInOneBatchIsAnsweredInOrderWithTheValuesReadBeforeTheCommit()
     {
         var stub = new V1.Hyder.HyderClient(_channel);
         using var call = stub.Transact();
         await call.RequestStream.WriteAsync(Batch(Begin(), Put("w", "1"), Get("w"), Get("absent"), Commit()));
         await call.RequestStream.CompleteAsync();
 
+        // The read's value is the transaction's until it ends: its answer leaves before the commit runs.
         Assert.True(await call.ResponseStream.MoveNext());
         var answers = call.ResponseStream.Current.Batch.Responses;
         Assert.Equal(
-            [V1.TransactResponse.ResponseOneofCase.Begun, V1.TransactResponse.ResponseOneofCase.Result, V1.TransactResponse.ResponseOneofCase.Result, V1.TransactResponse.ResponseOneofCase.Result, V1.TransactResponse.ResponseOneofCase.Outcome],
+            [V1.TransactResponse.ResponseOneofCase.Begun, V1.TransactResponse.ResponseOneofCase.Result, V1.TransactResponse.ResponseOneofCase.Result, V1.TransactResponse.ResponseOneofCase.Result],
             answers.Select(a => a.ResponseCase));
         Assert.Equal("1", answers[2].Result.Value.ToStringUtf8());
         Assert.False(answers[3].Result.Found);
-        Assert.Equal(V1.TransactionStatus.Committed, answers[4].Outcome.Status);
+        Assert.True(await call.ResponseStream.MoveNext());
+        Assert.Equal(V1.TransactionStatus.Committed, Assert.Single(call.ResponseStream.Current.Batch.Responses).Outcome.Status);
         Assert.False(await call.ResponseStream.MoveNext());
         Assert.Equal("1", Text(Engine.Peek(Of("w"))));
+
+        // Without a value among the answers, the outcome shares their message.
+        using var blind = stub.Transact();
+        await blind.RequestStream.WriteAsync(Batch(Begin(), Put("w", "2"), Get("absent"), Commit()));
+        await blind.RequestStream.CompleteAsync();
+        Assert.True(await blind.ResponseStream.MoveNext());
+        Assert.Equal(4, blind.ResponseStream.Current.Batch.Responses.Count);
+        Assert.False(await blind.ResponseStream.MoveNext());
     }
 
     public static TheoryData<string, string> Malformed => new()
@@ -359,11 +495,11 @@ public sealed class TransactBatchTests : IAsyncLifetime
         Assert.Contains("BatchOperations=sometimes is not true or false", e.Message, StringComparison.OrdinalIgnoreCase);
     }
 
-    private static (GrpcChannel Channel, Recorder Recorder, HyderClient Client) Recorded(TestServer server, bool batch)
+    private static (GrpcChannel Channel, Recorder Recorder, HyderClient Client) Recorded(TestServer server, bool batch, TimeSpan? timeout = null)
     {
         var channel = GrpcChannel.ForAddress(server.Server.Address, new GrpcChannelOptions { MaxReceiveMessageSize = 256 * 1024, MaxSendMessageSize = 256 * 1024 });
         var recorder = new Recorder();
-        var settings = new HyderClientSettings { Endpoint = server.Server.Address, Timeout = TimeSpan.FromSeconds(10), MaxMessageBytes = 256 * 1024, BatchOperations = batch };
+        var settings = new HyderClientSettings { Endpoint = server.Server.Address, Timeout = timeout ?? TimeSpan.FromSeconds(10), MaxMessageBytes = 256 * 1024, BatchOperations = batch, MaxRetries = 0 };
         return (channel, recorder, new HyderClient(settings, new V1.Hyder.HyderClient(channel.Intercept(recorder))));
     }
 
@@ -385,10 +521,14 @@ public sealed class TransactBatchTests : IAsyncLifetime
     {
         private readonly ConcurrentQueue<string> _sent = new();
         private readonly ConcurrentQueue<string> _received = new();
+        private int _calls;
 
         public string[] Sent => [.. _sent];
 
         public string[] Received => [.. _received];
+
+        /// <summary>How many <c>Transact</c> calls were made.</summary>
+        public int Calls => Volatile.Read(ref _calls);
 
         public void Clear()
         {
@@ -398,6 +538,7 @@ public sealed class TransactBatchTests : IAsyncLifetime
 
         public override AsyncDuplexStreamingCall<TRequest, TResponse> AsyncDuplexStreamingCall<TRequest, TResponse>(ClientInterceptorContext<TRequest, TResponse> context, AsyncDuplexStreamingCallContinuation<TRequest, TResponse> continuation)
         {
+            Interlocked.Increment(ref _calls);
             var call = continuation(context);
             return new AsyncDuplexStreamingCall<TRequest, TResponse>(
                 new Writer<TRequest>(call.RequestStream, this),

@@ -45,6 +45,9 @@ public sealed class ValueLeaseRpcTests(ITestOutputHelper output)
 
         /// <summary>Transact: interactive read-modify-writes (values valid until the transaction ends, no lease).</summary>
         Transact,
+
+        /// <summary>Transact, pipelined: begin, the reads and the commit in one batch message, so the transaction ends before its answers are written.</summary>
+        TransactBatch,
     }
 
     /// <summary>
@@ -57,6 +60,7 @@ public sealed class ValueLeaseRpcTests(ITestOutputHelper output)
     [InlineData(ReadPath.Read)]
     [InlineData(ReadPath.ExecuteStream)]
     [InlineData(ReadPath.Transact)]
+    [InlineData(ReadPath.TransactBatch)]
     public async Task EveryValueReceivedWhileTheKeysAreOverwrittenIsTheOneWrittenAndEveryLeaseCloses(ReadPath path)
     {
         await using var rig = await Rig.StartAsync(slowStarts: true);
@@ -117,6 +121,7 @@ public sealed class ValueLeaseRpcTests(ITestOutputHelper output)
                     ReadPath.Execute => CheckCommit(keys, await unary.ExecuteAsync(IsolationLevel.SnapshotIsolation, Reads(keys, first))),
                     ReadPath.ExecuteStream => CheckCommit(keys, await multiplexed.ExecuteAsync(IsolationLevel.SnapshotIsolation, Reads(keys, first))),
                     ReadPath.Read => CheckRead(keys, await unary.ReadAsync(keys.Select(Key))),
+                    ReadPath.TransactBatch => await BatchedReadsAsync(unary, keys),
                     _ => await ReadModifyWriteAsync(unary, keys, 20_000_000 + (r * 1_000_000) + i),
                 };
                 Interlocked.Add(ref received, count);
@@ -277,6 +282,31 @@ public sealed class ValueLeaseRpcTests(ITestOutputHelper output)
         }
 
         return count;
+    }
+
+    /// <summary>
+    /// A read-only pipelined transaction sent as one batch (begin, the reads, the commit): the
+    /// commit ends it, and with it the loan of the values read, before the batch is answered.
+    /// </summary>
+    private static async Task<int> BatchedReadsAsync(HyderClient client, int[] keys)
+    {
+        await using var tx = client.BeginPipelined(IsolationLevel.SnapshotIsolation);
+        Task<byte[]?>[] reads;
+        Task<CommitResult> commit;
+        using (tx.Batch())
+        {
+            reads = [.. keys.Select(k => tx.GetAsync(Key(k)))];
+            commit = tx.CommitAsync();
+        }
+
+        var values = await Task.WhenAll(reads);
+        await commit;
+        for (var i = 0; i < keys.Length; i++)
+        {
+            AssertValue(keys[i], values[i]);
+        }
+
+        return keys.Length;
     }
 
     private static void AssertValue(int key, byte[]? value)
