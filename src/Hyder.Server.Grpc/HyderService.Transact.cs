@@ -108,8 +108,9 @@ public sealed partial class HyderService
     };
 
     /// <summary>
-    /// One <c>Transact</c> call's state: the transaction once begun, the operations it has run, and
-    /// whether it ended (committed or aborted by the client).
+    /// One transaction's state on a <c>Transact</c> call (a call carries one after another): the
+    /// transaction once begun, the operations it has run, and whether it ended (committed or
+    /// aborted by the client).
     /// </summary>
     private sealed class TransactCall(HyderService service, CallerIdentity caller, IServerStreamWriter<V1.TransactResponse> responses, CancellationToken cancellationToken) : IAsyncDisposable
     {
