@@ -182,7 +182,7 @@ public sealed partial class HyderTransaction
     /// What is queued together: the requests issued inside a <see cref="Batch"/> scope (the writer
     /// waits for its end), and those issued while an earlier write was under way. They leave in one
     /// message and come back in one, instead of one round of framing, dispatch and wake-ups per
-    /// operation on both sides (docs/benchmarks/rpc.md, "Batches in Transact").
+    /// operation on both sides (docs/benchmarks/rpc.md, "Batches, the pipelined begin and kept calls").
     /// </remarks>
     private async Task WriteRequestsAsync()
     {
