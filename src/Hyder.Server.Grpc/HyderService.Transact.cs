@@ -61,9 +61,14 @@ public sealed partial class HyderService
                 }
 
                 var request = requestStream.Current;
-                _ = request.RequestCase == V1.TransactRequest.RequestOneofCase.Batch
-                    ? await call.RunBatchAsync(request.Batch).ConfigureAwait(false)
-                    : await call.RunOneAsync(request).ConfigureAwait(false);
+                if (request.RequestCase == V1.TransactRequest.RequestOneofCase.Batch)
+                {
+                    await call.RunBatchAsync(request.Batch).ConfigureAwait(false);
+                }
+                else
+                {
+                    await call.RunOneAsync(request).ConfigureAwait(false);
+                }
             }
         }
         finally
@@ -121,8 +126,8 @@ public sealed partial class HyderService
         /// <summary>True once the transaction committed or was aborted by the client (its outcome is answered).</summary>
         public bool Ended => _ended;
 
-        /// <summary>Checks and runs one request and writes its answer; true when it ended the transaction.</summary>
-        public async ValueTask<bool> RunOneAsync(V1.TransactRequest request)
+        /// <summary>Checks and runs one request and writes its answer (<see cref="Ended"/> says whether it ended the transaction).</summary>
+        public async ValueTask RunOneAsync(V1.TransactRequest request)
         {
             Check(request, -1, first: true, last: true);
             var operation = request.RequestCase == V1.TransactRequest.RequestOneofCase.Operation
@@ -130,16 +135,15 @@ public sealed partial class HyderService
                 : default;
             var answer = await RunAsync(request, operation).ConfigureAwait(false);
             await responses.WriteAsync(answer).ConfigureAwait(false);
-            return _ended;
         }
 
         /// <summary>
         /// Checks the whole batch, then runs its requests in order and writes their answers in batch
         /// responses, a new one whenever the next answer would take the current one past half the
         /// message limit. On a failure the answers of the requests that ran are written first, then
-        /// the call ends with the failure. True when the batch ended the transaction.
+        /// the call ends with the failure.
         /// </summary>
-        public async ValueTask<bool> RunBatchAsync(V1.TransactRequestBatch batch)
+        public async ValueTask RunBatchAsync(V1.TransactRequestBatch batch)
         {
             var requests = batch.Requests;
             if (requests.Count == 0)
@@ -216,7 +220,6 @@ public sealed partial class HyderService
             }
 
             await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
-            return _ended;
         }
 
         /// <summary>
