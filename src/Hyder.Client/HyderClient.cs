@@ -385,7 +385,7 @@ public sealed partial class HyderClient : IAsyncDisposable
     /// outcome for the next begin, so a call taken within this has not been ended by the server
     /// for idleness (a server that stops ends idle calls at once: see <see cref="HyderTransaction"/>).
     /// </summary>
-    internal static readonly TimeSpan IdleTransactLimit = TimeSpan.FromSeconds(2);
+    internal TimeSpan IdleTransactLimit { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>Idle <c>Transact</c> calls kept at most; more are ended.</summary>
     internal const int MaxIdleTransacts = 256;
@@ -429,18 +429,12 @@ public sealed partial class HyderClient : IAsyncDisposable
         }
     }
 
-    /// <summary>Ends an idle call as a transaction's call ends: the request stream, then the status (no reset).</summary>
+    /// <summary>Ends an idle call as a transaction's call ends (no reset), then disposes it.</summary>
     private static async Task EndIdleTransactAsync(AsyncDuplexStreamingCall<Api.V1.TransactRequest, Api.V1.TransactResponse> call)
     {
         try
         {
-            await call.RequestStream.CompleteAsync().ConfigureAwait(false);
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(5));
-            await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is RpcException or OperationCanceledException or InvalidOperationException or IOException)
-        {
-            // The server ended it already, or the connection is gone: either way it is over.
+            await HyderTransaction.EndStreamAsync(call, requestsEnded: false).ConfigureAwait(false);
         }
         finally
         {

@@ -192,12 +192,13 @@ public sealed partial class HyderTransaction
         {
             V1.TransactRequest? request;
             var last = V1.TransactRequest.RequestOneofCase.None;
+            TaskCompletionSource? idle = null;
             lock (_gate)
             {
                 request = _failure is null && _holds == 0 && _unwritten.TryDequeue(out var next) ? Take(next) : null;
                 if (request is null)
                 {
-                    _writing = false;
+                    idle = StopWriting();
                 }
                 else
                 {
@@ -211,7 +212,7 @@ public sealed partial class HyderTransaction
 
             if (request is null)
             {
-                WriterStopped();
+                idle?.TrySetResult();
                 return;
             }
 
@@ -228,12 +229,13 @@ public sealed partial class HyderTransaction
             }
             catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or IOException)
             {
+                TaskCompletionSource? stopped;
                 lock (_gate)
                 {
-                    _writing = false;
+                    stopped = StopWriting();
                 }
 
-                WriterStopped();
+                stopped?.TrySetResult();
 
                 if (e is RpcException { StatusCode: StatusCode.Cancelled })
                 {
@@ -294,20 +296,16 @@ public sealed partial class HyderTransaction
         }
     }
 
-    /// <summary>Called by the writer after it cleared <see cref="_writing"/>: wakes whoever waits in <see cref="WriterIdleAsync"/>.</summary>
-    private void WriterStopped()
+    /// <summary>
+    /// The writer stops (under <see cref="_gate"/>): clears <see cref="_writing"/> and returns the
+    /// wait of <see cref="WriterIdleAsync"/> to complete, if anybody waits, outside the gate.
+    /// </summary>
+    private TaskCompletionSource? StopWriting()
     {
-        TaskCompletionSource? idle;
-        lock (_gate)
-        {
-            idle = _writing ? null : _writerIdle;
-            if (idle is not null)
-            {
-                _writerIdle = null;
-            }
-        }
-
-        idle?.TrySetResult();
+        _writing = false;
+        var idle = _writerIdle;
+        _writerIdle = null;
+        return idle;
     }
 
     /// <summary>The request of a pending one that leaves for the writer (under <see cref="_gate"/>).</summary>

@@ -359,25 +359,35 @@ public sealed partial class HyderTransaction : IAsyncDisposable
             return;
         }
 
+        // The writer ends the request stream right after the commit or abort; the outcome can
+        // arrive before it has, so this waits for it, and ends the stream itself if the writer
+        // did not get that far.
+        await WriterIdleAsync().ConfigureAwait(false);
+        await EndStreamAsync(_call, Volatile.Read(ref _requestsEnded)).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Ends a <c>Transact</c> call cleanly once nothing more is due on it: half-closes the request
+    /// stream (unless <paramref name="requestsEnded"/>) and reads the call's status. A call
+    /// disposed while its request stream is still open is reset (RST_STREAM), and a server that
+    /// sees many resets refuses new streams on the connection (ENHANCE_YOUR_CALM, Kestrel's
+    /// rapid-reset limit). Failures are ignored: how the stream ends no longer matters.
+    /// </summary>
+    internal static async Task EndStreamAsync(AsyncDuplexStreamingCall<V1.TransactRequest, V1.TransactResponse> call, bool requestsEnded)
+    {
         try
         {
-            // The writer ends the request stream right after the commit or abort; the outcome can
-            // arrive before it has, so this waits for it, and ends the stream itself if the writer
-            // did not get that far. A call disposed while its request stream is still open is
-            // reset (RST_STREAM), and a server that sees many resets refuses new streams on the
-            // connection (ENHANCE_YOUR_CALM, Kestrel's rapid-reset limit).
-            await WriterIdleAsync().ConfigureAwait(false);
-            if (!Volatile.Read(ref _requestsEnded))
+            if (!requestsEnded)
             {
-                await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+                await call.RequestStream.CompleteAsync().ConfigureAwait(false);
             }
 
             using var timeout = new CancellationTokenSource(s_abortTimeout);
-            await _call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false);
+            await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is RpcException or OperationCanceledException or InvalidOperationException)
+        catch (Exception e) when (e is RpcException or OperationCanceledException or InvalidOperationException or IOException)
         {
-            // The outcome is known; how the stream ends no longer matters.
+            // The outcome is known (or there was none to wait for); how the stream ends no longer matters.
         }
     }
 

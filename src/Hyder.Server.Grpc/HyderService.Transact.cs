@@ -40,17 +40,16 @@ public sealed partial class HyderService
         ArgumentNullException.ThrowIfNull(responseStream);
         ArgumentNullException.ThrowIfNull(context);
         var cancellationToken = context.CancellationToken;
-        var caller = HyderInterceptor.Caller(context);
-        var call = new TransactCall(this, caller, responseStream, cancellationToken);
+        var call = new TransactCall(this, HyderInterceptor.Caller(context), responseStream, cancellationToken);
+        using var between = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping);
         try
         {
             while (true)
             {
                 if (call.Ended)
                 {
-                    await call.DisposeAsync().ConfigureAwait(false);
-                    call = new TransactCall(this, caller, responseStream, cancellationToken);
-                    if (!await NextTransactionAsync(requestStream, cancellationToken).ConfigureAwait(false))
+                    await call.EndAsync().ConfigureAwait(false);
+                    if (!await NextTransactionAsync(requestStream, between).ConfigureAwait(false))
                     {
                         return;
                     }
@@ -73,32 +72,37 @@ public sealed partial class HyderService
         }
         finally
         {
-            await call.DisposeAsync().ConfigureAwait(false);
+            await call.EndAsync().ConfigureAwait(false);
         }
     }
 
     /// <summary>
     /// After an outcome: true when the client sent its next request within
     /// <see cref="s_nextTransactionWait"/> (it is <c>Current</c>); false when it ended its request
-    /// stream, did not go on in time, or the server is stopping.
+    /// stream, did not go on in time, or the server is stopping. <paramref name="between"/> is the
+    /// call's wait between transactions (the call's token and the server's stop, linked once per
+    /// call): its timer is set for the wait and put off again after it.
     /// </summary>
-    private async Task<bool> NextTransactionAsync(IAsyncStreamReader<V1.TransactRequest> requestStream, CancellationToken cancellationToken)
+    private static async Task<bool> NextTransactionAsync(IAsyncStreamReader<V1.TransactRequest> requestStream, CancellationTokenSource between)
     {
-        if (_stopping.IsCancellationRequested)
+        if (between.IsCancellationRequested)
         {
             return false;
         }
 
-        using var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping);
-        wait.CancelAfter(s_nextTransactionWait);
+        between.CancelAfter(s_nextTransactionWait);
         try
         {
-            return await requestStream.MoveNext(wait.Token).ConfigureAwait(false);
+            return await requestStream.MoveNext(between.Token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is OperationCanceledException or IOException or InvalidOperationException or RpcException)
         {
             // The outcome is delivered; how the request stream ends no longer matters.
             return false;
+        }
+        finally
+        {
+            between.CancelAfter(Timeout.InfiniteTimeSpan);
         }
     }
 
@@ -113,11 +117,11 @@ public sealed partial class HyderService
     };
 
     /// <summary>
-    /// One transaction's state on a <c>Transact</c> call (a call carries one after another): the
+    /// A <c>Transact</c> call's current transaction (a call carries one after another): the
     /// transaction once begun, the operations it has run, and whether it ended (committed or
-    /// aborted by the client).
+    /// aborted by the client). <see cref="EndAsync"/> readies it for the next one.
     /// </summary>
-    private sealed class TransactCall(HyderService service, CallerIdentity caller, IServerStreamWriter<V1.TransactResponse> responses, CancellationToken cancellationToken) : IAsyncDisposable
+    private sealed class TransactCall(HyderService service, CallerIdentity caller, IServerStreamWriter<V1.TransactResponse> responses, CancellationToken cancellationToken)
     {
         private IInteractiveTransaction? _transaction;
         private bool _ended;
@@ -238,12 +242,15 @@ public sealed partial class HyderService
             }
         }
 
-        public async ValueTask DisposeAsync()
+        /// <summary>Aborts the transaction unless it ended, disposes it, and readies the call for its next one.</summary>
+        public async ValueTask EndAsync()
         {
-            if (_transaction is { } transaction)
+            var transaction = _transaction;
+            var ended = _ended;
+            (_transaction, _ended, _operations) = (null, false, 0);
+            if (transaction is not null)
             {
-                _transaction = null;
-                if (!_ended)
+                if (!ended)
                 {
                     transaction.Abort();
                 }
