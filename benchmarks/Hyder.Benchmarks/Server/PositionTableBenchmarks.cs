@@ -15,6 +15,7 @@ namespace Hyder.Benchmarks.Server;
 public class PositionTableBenchmarks
 {
     private readonly PositionTable _table = new();
+    private readonly WriteOrderPositions _ordered = new();
     private readonly HashSet<long> _set = [];
     private long[] _sorted = new long[256];
     private long[][] _sets = [];
@@ -92,6 +93,26 @@ public class PositionTableBenchmarks
         foreach (var p in references)
         {
             sum += _table.IndexOf(p);
+        }
+
+        return sum;
+    }
+
+    [Benchmark]
+    public long WriteOrderRadix()
+    {
+        var references = Next();
+        _ordered.Clear();
+        foreach (var p in references)
+        {
+            _ordered.Add(p);
+        }
+
+        _ordered.Seal();
+        long sum = 0;
+        foreach (var p in references)
+        {
+            sum += _ordered.IndexOf(p);
         }
 
         return sum;

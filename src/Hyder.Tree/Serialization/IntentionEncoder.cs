@@ -28,26 +28,16 @@ public static class IntentionEncoder
         var scratch = t_scratch ??= new Scratch();
         var nodes = scratch.Nodes;
         nodes.Clear();
-        PostOrder(intention.Root, inside, nodes);
+
+        // Every persistent version the stream will hold, collected in the order it is written
+        // below (a node's SCV, its SSV, its outside children; the deletes; the root): versions are
+        // written as indexes into the sorted table of their distinct positions.
+        var table = scratch.Positions;
+        table.Clear();
+        Collect(intention, intention.Root, inside, nodes, table);
         if (nodes.Count > NodeVersion.MaxIndex + 1)
         {
             ThrowHelper.ThrowArgument(nameof(intention), $"{nodes.Count} nodes are more than an intention may hold");
-        }
-
-        // The distinct positions, in the thread's scratch: versions are written as indexes into
-        // their sorted table.
-        var table = scratch.Positions;
-        table.Clear();
-        foreach (var n in nodes)
-        {
-            table.Add(n.Scv);
-            if (n.Ssv != n.Scv)
-            {
-                table.Add(n.Ssv);
-            }
-
-            CollectOutside(n, n.Left, inside, table, intention);
-            CollectOutside(n, n.Right, inside, table, intention);
         }
 
         foreach (var d in intention.Deletes)
@@ -92,6 +82,11 @@ public static class IntentionEncoder
             NodeCodec.WriteVersion(w, intention.Root.Vn, table);
         }
 
+        if (!table.AllWritten)
+        {
+            ThrowHelper.ThrowInvalidOperation($"the encoder collected {table.References} references to log positions but wrote fewer");
+        }
+
         var fields = scratch.Fields;
         fields.Reset();
         fields.Varint((ulong)intention.SnapshotSequence);
@@ -103,8 +98,33 @@ public static class IntentionEncoder
         return EncodedIntention.Cut(w.Written, BlockKind.IntentionPart, BlockKind.Intention, fields.Written, blockSize, count, "an intention");
     }
 
+    /// <summary>
+    /// Appends the inside nodes below <paramref name="n"/> in post-order to <paramref name="order"/>
+    /// and collects, node by node, the persistent versions <see cref="NodeCodec.WriteNode"/> will
+    /// write for it: its SCV, its SSV unless the same, and its outside children's versions.
+    /// </summary>
+    private static void Collect(Intention intention, Node? n, OwnerRange inside, List<Node> order, WriteOrderPositions positions)
+    {
+        if (n is null || !inside.Contains(n))
+        {
+            return;
+        }
+
+        Collect(intention, n.Left, inside, order, positions);
+        Collect(intention, n.Right, inside, order, positions);
+        order.Add(n);
+        positions.Add(n.Scv);
+        if (n.Ssv != n.Scv)
+        {
+            positions.Add(n.Ssv);
+        }
+
+        CollectOutside(intention, n, n.Left, inside, positions);
+        CollectOutside(intention, n, n.Right, inside, positions);
+    }
+
     /// <summary>Adds the version of <paramref name="child"/>, a pointer from inside node <paramref name="n"/> to outside, to <paramref name="positions"/>.</summary>
-    private static void CollectOutside(Node n, Node? child, OwnerRange inside, PositionTable positions, Intention intention)
+    private static void CollectOutside(Intention intention, Node n, Node? child, OwnerRange inside, WriteOrderPositions positions)
     {
         if (child is null || inside.Contains(child))
         {
@@ -122,7 +142,7 @@ public static class IntentionEncoder
     private sealed class Scratch
     {
         public readonly List<Node> Nodes = [];
-        public readonly PositionTable Positions = new();
+        public readonly WriteOrderPositions Positions = new();
         public readonly ByteWriter Stream = new(4096);
         public readonly ByteWriter Fields = new(16);
     }

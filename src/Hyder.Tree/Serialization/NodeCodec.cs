@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Hyder.Tree.Serialization;
 
 /// <summary>
@@ -45,7 +47,7 @@ internal static class NodeCodec
 
     public static byte VersionKind(NodeVersion v) => !v.IsSome ? VersionNone : v.IsEphemeral ? RefEphemeral : RefPersistent;
 
-    public static void WriteVersion(ByteWriter w, NodeVersion v, PositionTable table)
+    public static void WriteVersion(ByteWriter w, NodeVersion v, PositionIndex table)
     {
         if (v.IsEphemeral)
         {
@@ -172,7 +174,7 @@ internal static class NodeCodec
     /// Writes one node record. <paramref name="inside"/> says which children are written before
     /// it in the same stream (taken from the decoder's stack); others are written as versions.
     /// </summary>
-    public static void WriteNode(ByteWriter w, Node n, bool copied, OwnerRange inside, PositionTable table)
+    public static void WriteNode(ByteWriter w, Node n, bool copied, OwnerRange inside, WriteOrderPositions table)
     {
         var flags = (byte)(n.Flags & StoredFlags);
         var operations = n.HasOperations;
@@ -196,24 +198,75 @@ internal static class NodeCodec
 
         var leftKind = RefKind(n.Left, inside);
         var rightKind = RefKind(n.Right, inside);
-        w.Byte(flags);
-        w.Byte((byte)(leftKind | (rightKind << 2) | SourceKinds(n)));
-        w.Bytes(n.Key);
+        var key = n.Key;
+        var payload = omit ? [] : n.Payload;
+        var sameSsv = n.Ssv.IsSome && n.Ssv == n.Scv;
+        var ranges = (n.Flags & NodeFlags.DependsOnTree) != 0;
+
+        // The record is written straight into one reserved span, up to the ranges if there are
+        // any and to the end if not: flags, shape, key, payload, height, SCV, SSV (unless "same
+        // as SCV"), [ranges], left and right versions (for outside children).
+        var s = w.Reserve(FixedRecordBytes + (4 * MaxVersionBytes) + key.Length + payload.Length);
+        var at = 0;
+        s[at++] = flags;
+        s[at++] = (byte)(leftKind | (rightKind << 2) | SourceKinds(n));
+        at = ByteWriter.Bytes(s, at, key);
         if (!omit)
         {
-            w.Bytes(n.Payload);
+            at = ByteWriter.Bytes(s, at, payload);
         }
 
-        WriteMetadata(w, n, table);
+        s[at++] = n.Height;
+        at = PutVersion(s, at, n.Scv, table);
+        if (!sameSsv)
+        {
+            at = PutVersion(s, at, n.Ssv, table);
+        }
+
+        if (ranges)
+        {
+            w.Advance(at);
+            WriteRanges(w, n.DependencyRanges ?? []);
+            s = w.Reserve(2 * MaxVersionBytes);
+            at = 0;
+        }
+
         if (leftKind >= RefPersistent)
         {
-            WriteVersion(w, n.Left!.Vn, table);
+            at = PutVersion(s, at, n.Left!.Vn, table);
         }
 
         if (rightKind >= RefPersistent)
         {
-            WriteVersion(w, n.Right!.Vn, table);
+            at = PutVersion(s, at, n.Right!.Vn, table);
         }
+
+        w.Advance(at);
+    }
+
+    /// <summary>The most bytes a record takes besides its key, payload, versions and ranges: flags, shape, two length varints, height.</summary>
+    private const int FixedRecordBytes = 1 + 1 + 5 + 5 + 1;
+
+    /// <summary>The most bytes a version takes: a thread id and a sequence varint, or a table index and a node index varint.</summary>
+    private const int MaxVersionBytes = 11;
+
+    /// <summary><see cref="WriteVersion"/> at <paramref name="at"/> in a span <see cref="ByteWriter.Reserve"/> gave; returns the offset past it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int PutVersion(Span<byte> s, int at, NodeVersion v, WriteOrderPositions table)
+    {
+        if (v.IsEphemeral)
+        {
+            s[at] = (byte)v.ThreadId;
+            return ByteWriter.Varint(s, at + 1, (ulong)v.Sequence);
+        }
+
+        if (v.IsPersistent)
+        {
+            at = ByteWriter.Varint(s, at, (ulong)table.IndexOf(v.Position));
+            return ByteWriter.Varint(s, at, (ulong)v.Index);
+        }
+
+        return at;
     }
 
     /// <summary>The SSV and SCV kinds in their shape-byte bits (4-5 and 6-7).</summary>
@@ -225,7 +278,7 @@ internal static class NodeCodec
     }
 
     /// <summary>Height, SCV, SSV (unless "same as SCV") and, for DependsOnTree, the ranges: the part of a record intentions and checkpoints share.</summary>
-    public static void WriteMetadata(ByteWriter w, Node n, PositionTable table)
+    public static void WriteMetadata(ByteWriter w, Node n, PositionIndex table)
     {
         w.Byte(n.Height);
         WriteVersion(w, n.Scv, table);

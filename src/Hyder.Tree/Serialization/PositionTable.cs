@@ -12,7 +12,7 @@ namespace Hyder.Tree.Serialization;
 /// intention a few hundred distinct positions (docs/benchmarks/server.md, "The encoder's position table").
 /// </summary>
 /// <remarks>Reusable: <see cref="Clear"/> forgets the positions in time proportional to their number, not to the table's size.</remarks>
-internal sealed class PositionTable
+internal sealed class PositionTable : PositionIndex
 {
     private const ulong Multiplier = 0x9E3779B97F4A7C15UL;
 
@@ -133,8 +133,7 @@ internal sealed class PositionTable
 
     /// <summary>The index of <paramref name="position"/> in the sealed table.</summary>
     /// <exception cref="InvalidOperationException">The table is not sealed, or the position was never collected.</exception>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public int IndexOf(long position)
+    public override int IndexOf(long position)
     {
         if (!_sealed)
         {
