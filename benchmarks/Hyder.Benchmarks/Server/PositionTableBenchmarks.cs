@@ -9,7 +9,9 @@ namespace Hyder.Benchmarks.Server;
 /// about 200 distinct log positions within a few million of each other (what an 8R2W intention
 /// names once the tree has run for a while), each collected, then sorted into the table, then
 /// looked up once per version written. <see cref="HashSetSortBinarySearch"/> is how the encoder
-/// did it before <see cref="PositionTable"/> (docs/benchmarks/server.md, "The encoder's position table").
+/// did it before <see cref="PositionTable"/> (docs/benchmarks/server.md, "The encoder's position table");
+/// <see cref="WriteOrderRadix"/> is how it does it now, the references asked for in the order
+/// collected (docs/benchmarks/server.md, "The encoder's references in write order").
 /// </summary>
 [Config(typeof(MeldBenchmarkConfig))]
 public class PositionTableBenchmarks
@@ -98,6 +100,7 @@ public class PositionTableBenchmarks
         return sum;
     }
 
+    /// <summary><see cref="WriteOrderPositions"/>: every reference collected, one sort, then each reference's index in turn.</summary>
     [Benchmark]
     public long WriteOrderRadix()
     {

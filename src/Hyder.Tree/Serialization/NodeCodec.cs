@@ -83,7 +83,7 @@ internal static class NodeCodec
         }
     }
 
-    /// <summary>Writes the sorted, distinct positions as deltas (<see cref="PositionTable.Seal"/>).</summary>
+    /// <summary>Writes the sorted, distinct positions as deltas (<see cref="PositionTable.Seal"/>, <see cref="WriteOrderPositions.Seal"/>).</summary>
     public static void WritePositionTable(ByteWriter w, ReadOnlySpan<long> sorted)
     {
         w.Varint((ulong)sorted.Length);
