@@ -13,13 +13,19 @@ namespace Hyder.Tree.Tests.Serialization;
 /// </summary>
 public sealed class PositionTableTests
 {
-    private static readonly Gen<long[]> Collections =
-        from count in Gen.Choose(0, 700)
-        from width in Gen.Elements(1L, 255L, 256L, 70_000L, 3_000_000L, 1L << 40, NodeVersion.MaxPosition - 1)
+    /// <summary>
+    /// Up to <paramref name="maxDistinct"/> positions, each named one to three times, spread over
+    /// ranges from one position to the whole log (shared with <see cref="WriteOrderPositionsTests"/>).
+    /// </summary>
+    internal static Gen<long[]> Positions(int maxDistinct) =>
+        from count in Gen.Choose(0, maxDistinct)
+        from width in Gen.Elements(1L, 255L, 256L, 70_000L, 3_000_000L, 1L << 32, 1L << 40, NodeVersion.MaxPosition - 1)
         from offsets in Gen.ArrayOf(Gen.Choose(0, int.MaxValue), count)
         from start in Gen.Choose(1, 1000)
         from repeats in Gen.Choose(1, 3)
         select offsets.Select(o => start + (long)((ulong)o * 2654435761UL % (ulong)width)).SelectMany(p => Enumerable.Repeat(p, repeats)).ToArray();
+
+    private static readonly Gen<long[]> Collections = Positions(700);
 
     [Fact]
     public void SealingGivesTheSortedDistinctPositionsAndEachOnesIndex()

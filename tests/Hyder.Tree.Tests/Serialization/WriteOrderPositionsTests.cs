@@ -14,13 +14,7 @@ namespace Hyder.Tree.Tests.Serialization;
 /// </summary>
 public sealed class WriteOrderPositionsTests
 {
-    private static readonly Gen<long[]> References =
-        from count in Gen.Choose(0, 900)
-        from width in Gen.Elements(1L, 255L, 256L, 70_000L, 3_000_000L, 1L << 32, NodeVersion.MaxPosition - 1)
-        from offsets in Gen.ArrayOf(Gen.Choose(0, int.MaxValue), count)
-        from start in Gen.Choose(1, 1000)
-        from repeats in Gen.Choose(1, 3)
-        select offsets.Select(o => start + (long)((ulong)o * 2654435761UL % (ulong)width)).SelectMany(p => Enumerable.Repeat(p, repeats)).ToArray();
+    private static readonly Gen<long[]> References = PositionTableTests.Positions(900);
 
     [Theory]
     [InlineData(63)]
