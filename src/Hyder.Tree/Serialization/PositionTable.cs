@@ -155,53 +155,14 @@ internal sealed class PositionTable : PositionIndex
         _sealed = false;
     }
 
-    /// <summary>
-    /// Least-significant-digit radix sort by bytes of the offset from the smallest position:
-    /// positions in one intention lie within a few million of each other, so three passes.
-    /// </summary>
+    /// <summary>Radix sort by the offset from the smallest position (<see cref="ByteRadix"/>).</summary>
     private void RadixSort(Span<long> keys)
     {
-        long min = keys[0], max = keys[0];
-        foreach (var k in keys)
+        var (min, max) = ByteRadix.Range(keys);
+        var sorted = ByteRadix.Sort(keys, _spare, min, 0, ByteRadix.BitsOf((ulong)(max - min)));
+        if (!sorted.Overlaps(keys))
         {
-            min = Math.Min(min, k);
-            max = Math.Max(max, k);
-        }
-
-        var passes = (BitOperations.Log2((ulong)(max - min)) / 8) + 1;
-        Span<int> starts = stackalloc int[256];
-        Span<long> from = keys;
-        Span<long> to = _spare.AsSpan(0, keys.Length);
-        for (var pass = 0; pass < passes; pass++)
-        {
-            var shift = pass * 8;
-            starts.Clear();
-            foreach (var k in from)
-            {
-                starts[(int)(((ulong)(k - min) >> shift) & 0xFF)]++;
-            }
-
-            var sum = 0;
-            for (var b = 0; b < starts.Length; b++)
-            {
-                var n = starts[b];
-                starts[b] = sum;
-                sum += n;
-            }
-
-            foreach (var k in from)
-            {
-                to[starts[(int)(((ulong)(k - min) >> shift) & 0xFF)]++] = k;
-            }
-
-            var t = from;
-            from = to;
-            to = t;
-        }
-
-        if (passes % 2 == 1)
-        {
-            from.CopyTo(keys);
+            sorted.CopyTo(keys);
         }
     }
 

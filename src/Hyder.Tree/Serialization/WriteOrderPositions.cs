@@ -120,15 +120,10 @@ internal sealed class WriteOrderPositions : PositionIndex
         }
 
         var references = _references.AsSpan(0, n);
-        long min = references[0], max = references[0];
-        foreach (var p in references)
-        {
-            min = Math.Min(min, p);
-            max = Math.Max(max, p);
-        }
+        var (min, max) = ByteRadix.Range(references);
 
         var numberBits = 32 - BitOperations.LeadingZeroCount((uint)n);
-        var offsetBits = 64 - BitOperations.LeadingZeroCount((ulong)(max - min));
+        var offsetBits = ByteRadix.BitsOf((ulong)(max - min));
         if (numberBits + offsetBits > PackedBits)
         {
             SealByComparison(references);
@@ -143,7 +138,7 @@ internal sealed class WriteOrderPositions : PositionIndex
 
             if (n >= RadixFrom)
             {
-                keys = RadixSort(keys, numberBits, offsetBits);
+                keys = ByteRadix.Sort(keys, _spare, 0, numberBits, offsetBits);
             }
             else
             {
@@ -202,47 +197,6 @@ internal sealed class WriteOrderPositions : PositionIndex
         _count = 0;
         _next = 0;
         _sealed = false;
-    }
-
-    /// <summary>
-    /// Least-significant-digit radix sort of <paramref name="keys"/> by the bytes of their offsets
-    /// (above the <paramref name="numberBits"/> of the reference number): an intention's positions
-    /// lie within a few million of each other, so three passes. Returns the buffer that holds the result.
-    /// </summary>
-    private Span<long> RadixSort(Span<long> keys, int numberBits, int offsetBits)
-    {
-        var passes = (offsetBits + 7) / 8;
-        Span<int> starts = stackalloc int[256];
-        var from = keys;
-        var to = _spare.AsSpan(0, keys.Length);
-        for (var pass = 0; pass < passes; pass++)
-        {
-            var shift = numberBits + (pass * 8);
-            starts.Clear();
-            foreach (var k in from)
-            {
-                starts[(int)((ulong)k >> shift) & 0xFF]++;
-            }
-
-            var sum = 0;
-            for (var b = 0; b < starts.Length; b++)
-            {
-                var c = starts[b];
-                starts[b] = sum;
-                sum += c;
-            }
-
-            foreach (var k in from)
-            {
-                to[starts[(int)((ulong)k >> shift) & 0xFF]++] = k;
-            }
-
-            var t = from;
-            from = to;
-            to = t;
-        }
-
-        return from;
     }
 
     /// <summary>The general path: the positions sorted by comparison, each beside its reference number.</summary>
