@@ -12,7 +12,7 @@ internal static class YcsbOptions
 
     public static readonly Option<string?> Connect = new("--connect")
     {
-        Description = "A running Hyder transaction server: http://host:port, or a Hyder.Client connection string (\"Endpoint=http://127.0.0.1:7300;Timeout=30\").",
+        Description = "A running Hyder transaction server: http://host:port, or a Hyder.Client connection string (\"Endpoint=http://127.0.0.1:7300;Timeout=30\"). This process is then a client only and turns its thread pool's spin off (docs/ycsb.md).",
     };
 
     public static readonly Option<int> Servers = new("--servers") { Description = "Transaction servers of the embedded cluster, all on one log (sessions go to them in turn).", DefaultValueFactory = _ => 1 };
