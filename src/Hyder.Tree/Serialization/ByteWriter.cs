@@ -29,13 +29,7 @@ internal sealed class ByteWriter(int capacity = 256)
     public void Varint(ulong v)
     {
         Ensure(10);
-        while (v >= 0x80)
-        {
-            _buffer[Length++] = (byte)(v | 0x80);
-            v >>= 7;
-        }
-
-        _buffer[Length++] = (byte)v;
+        Length = Varint(_buffer, Length, v);
     }
 
     /// <summary>A varint length followed by the bytes.</summary>

@@ -47,19 +47,8 @@ internal static class NodeCodec
 
     public static byte VersionKind(NodeVersion v) => !v.IsSome ? VersionNone : v.IsEphemeral ? RefEphemeral : RefPersistent;
 
-    public static void WriteVersion(ByteWriter w, NodeVersion v, PositionIndex table)
-    {
-        if (v.IsEphemeral)
-        {
-            w.Byte((byte)v.ThreadId);
-            w.Varint((ulong)v.Sequence);
-        }
-        else if (v.IsPersistent)
-        {
-            w.Varint((ulong)table.IndexOf(v.Position));
-            w.Varint((ulong)v.Index);
-        }
-    }
+    public static void WriteVersion(ByteWriter w, NodeVersion v, PositionIndex table) =>
+        w.Advance(PutVersion(w.Reserve(MaxVersionBytes), 0, v, table));
 
     public static NodeVersion ReadVersion(ref ByteReader r, byte kind, long[] table, string field)
     {
@@ -200,7 +189,6 @@ internal static class NodeCodec
         var rightKind = RefKind(n.Right, inside);
         var key = n.Key;
         var payload = omit ? [] : n.Payload;
-        var sameSsv = n.Ssv.IsSome && n.Ssv == n.Scv;
         var ranges = (n.Flags & NodeFlags.DependsOnTree) != 0;
 
         // The record is written straight into one reserved span, up to the ranges if there are
@@ -216,13 +204,7 @@ internal static class NodeCodec
             at = ByteWriter.Bytes(s, at, payload);
         }
 
-        s[at++] = n.Height;
-        at = PutVersion(s, at, n.Scv, table);
-        if (!sameSsv)
-        {
-            at = PutVersion(s, at, n.Ssv, table);
-        }
-
+        at = PutSourceVersions(s, at, n, table);
         if (ranges)
         {
             w.Advance(at);
@@ -250,9 +232,9 @@ internal static class NodeCodec
     /// <summary>The most bytes a version takes: a thread id and a sequence varint, or a table index and a node index varint.</summary>
     private const int MaxVersionBytes = 11;
 
-    /// <summary><see cref="WriteVersion"/> at <paramref name="at"/> in a span <see cref="ByteWriter.Reserve"/> gave; returns the offset past it.</summary>
+    /// <summary>Writes a version at <paramref name="at"/> in a span <see cref="ByteWriter.Reserve"/> gave; returns the offset past it.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int PutVersion(Span<byte> s, int at, NodeVersion v, WriteOrderPositions table)
+    private static int PutVersion(Span<byte> s, int at, NodeVersion v, PositionIndex table)
     {
         if (v.IsEphemeral)
         {
@@ -269,6 +251,17 @@ internal static class NodeCodec
         return at;
     }
 
+    /// <summary>
+    /// <see cref="WriteMetadata"/> up to the ranges (height, SCV, SSV unless "same as SCV") at
+    /// <paramref name="at"/> in a reserved span; returns the offset past it.
+    /// </summary>
+    private static int PutSourceVersions(Span<byte> s, int at, Node n, PositionIndex table)
+    {
+        s[at++] = n.Height;
+        at = PutVersion(s, at, n.Scv, table);
+        return n.Ssv.IsSome && n.Ssv == n.Scv ? at : PutVersion(s, at, n.Ssv, table);
+    }
+
     /// <summary>The SSV and SCV kinds in their shape-byte bits (4-5 and 6-7).</summary>
     public static byte SourceKinds(Node n)
     {
@@ -280,13 +273,7 @@ internal static class NodeCodec
     /// <summary>Height, SCV, SSV (unless "same as SCV") and, for DependsOnTree, the ranges: the part of a record intentions and checkpoints share.</summary>
     public static void WriteMetadata(ByteWriter w, Node n, PositionIndex table)
     {
-        w.Byte(n.Height);
-        WriteVersion(w, n.Scv, table);
-        if (!(n.Ssv.IsSome && n.Ssv == n.Scv))
-        {
-            WriteVersion(w, n.Ssv, table);
-        }
-
+        w.Advance(PutSourceVersions(w.Reserve(1 + (2 * MaxVersionBytes)), 0, n, table));
         if ((n.Flags & NodeFlags.DependsOnTree) != 0)
         {
             WriteRanges(w, n.DependencyRanges ?? []);
