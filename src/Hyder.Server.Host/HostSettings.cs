@@ -73,6 +73,7 @@ internal static class SettingKeys
     public const string LogFile = "Logging:File";
     public const string EventSource = "Logging:EventSource";
     public const string Spin = "Pipeline:Spin";
+    public const string FinalMeldNice = "Pipeline:FinalMeldNice";
     public const string MetricsListen = "Metrics:Listen";
     public const string ClusterTlsCertificate = "ClusterTls:Certificate";
     public const string ClusterTlsKey = "ClusterTls:Key";
@@ -138,6 +139,7 @@ internal static class SettingKeys
         LogFile => "--log-file",
         EventSource => "--event-source",
         Spin => "--spin",
+        FinalMeldNice => "--final-meld-nice",
         MetricsListen => "--metrics-listen",
         ClusterTlsCertificate => "--cluster-tls-cert",
         ClusterTlsKey => "--cluster-tls-key",
@@ -279,9 +281,14 @@ internal sealed partial class HostSettings
             TrimMargin = Int(c, SettingKeys.TrimMargin, 0, 0, int.MaxValue),
             TrustBroadcast = OnOff(c, SettingKeys.BroadcastTrust, false),
             RecycleValues = OnOff(c, SettingKeys.RecycleValues, true),
-            Threading = SpinPolicyOf(c) is var spin && spin == SpinPolicy.SpinThenYield
-                ? new PipelineThreading { Spin = spin, PinToCores = false }
-                : new PipelineThreading { Spin = spin },
+            Threading = new PipelineThreading
+            {
+                Spin = SpinPolicyOf(c),
+                PinToCores = SpinPolicyOf(c) == SpinPolicy.SpinThenYield ? false : null,
+                // Left alone unless asked: measured, a raised final meld helps a process whose clients
+                // run inside it and cost a server whose client shared its two cores (docs/server.md).
+                FinalMeldNice = Int(c, SettingKeys.FinalMeldNice, 0, -20, 19),
+            },
         };
 
         var (listen, https) = Address(c);

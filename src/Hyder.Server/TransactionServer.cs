@@ -136,6 +136,9 @@ public sealed partial class TransactionServer : ITransactionEngine, IAsyncDispos
     /// <summary>The last ordinal final meld finished.</summary>
     public long LastMelded => _pipeline.LastMelded;
 
+    /// <summary>How the pipeline's stage threads run on this machine: waiting, pinning, final meld's priority.</summary>
+    public Tree.Pipeline.ResolvedThreading Threading => _pipeline.Threading;
+
     /// <summary>Transactions of this server appended and awaiting their outcome.</summary>
     public int InFlight => _options.MaxInFlight - _admission.CurrentCount;
 

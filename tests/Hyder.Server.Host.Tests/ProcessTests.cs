@@ -118,6 +118,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--commit-delay-us", "--embedded --commit-delay-us 200000")]
     [InlineData("--max-top-k", "--embedded --max-top-k 2000")]
     [InlineData("--spin", "--embedded --spin sometimes")]
+    [InlineData("--final-meld-nice", "--embedded --final-meld-nice -21")]
     [InlineData("--broadcast-trust", "--embedded --broadcast-trust maybe")]
     [InlineData("--recycle-values", "--embedded --recycle-values sometimes")]
     [InlineData("--tls-certificate", "--embedded --listen https://127.0.0.1:0")]

@@ -92,6 +92,24 @@ public sealed class PipelineThreading
     /// </summary>
     public const int SpareCores = 4;
 
+    /// <summary>The default <see cref="FinalMeldNice"/>.</summary>
+    public const int DefaultFinalMeldNice = -10;
+
+    /// <summary>
+    /// The Linux nice value (−20 to 19; the process's threads run at 0) the final-meld thread asks
+    /// for when the stages block rather than spin: final meld is the serial step every
+    /// transaction's outcome waits for, and on a machine whose cores it shares with the executors,
+    /// the log and the clients, each time the scheduler preempts it every outcome waits longer. A
+    /// lower value is a higher priority. The kernel grants a value below 0 only to a process with
+    /// <c>CAP_SYS_NICE</c> or a soft <c>RLIMIT_NICE</c> of at least 20 − value (systemd's
+    /// <c>LimitNICE=</c>); refused, the thread runs at the process's priority and
+    /// <see cref="ResolvedThreading.FinalMeldPriority"/> says why. Null or 0: the thread is left
+    /// alone. A spinning final meld (<see cref="SpinPolicy.Spin"/>, or <see cref="SpinPolicy.Auto"/>
+    /// on a roomy machine) already holds a core of its own and is left alone too: at a higher
+    /// priority it would take a shared core from everything else.
+    /// </summary>
+    public int? FinalMeldNice { get; init; } = DefaultFinalMeldNice;
+
     /// <summary>The policy for <paramref name="stageThreads"/> threads on this machine.</summary>
     public ResolvedThreading Resolve(int stageThreads)
     {
@@ -115,7 +133,13 @@ public sealed class PipelineThreading
             }
         }
 
-        return new ResolvedThreading(spinOnly, pinned, cores, stageThreads);
+        if (FinalMeldNice is { } nice && (nice < -20 || nice > 19))
+        {
+            ThrowHelper.ThrowArgument(nameof(FinalMeldNice), $"a nice value lies between -20 and 19, not {nice}");
+        }
+
+        var asked = !spinOnly && OperatingSystem.IsLinux() && FinalMeldNice is { } n && n != 0 ? FinalMeldNice : null;
+        return new ResolvedThreading(spinOnly, pinned, cores, stageThreads) { FinalMeldNice = asked };
     }
 }
 
@@ -129,9 +153,19 @@ public sealed record ResolvedThreading(bool SpinOnly, int[]? PinnedCores, int Co
     /// <summary>True when the stages run cooperatively on the callers' thread (<see cref="PipelineThreading.Cooperative"/>).</summary>
     public bool Cooperative { get; init; }
 
+    /// <summary>The nice value the final-meld thread asks for (<see cref="PipelineThreading.FinalMeldNice"/>); null when it is left alone.</summary>
+    public int? FinalMeldNice { get; init; }
+
+    /// <summary>
+    /// What became of <see cref="FinalMeldNice"/> once the thread started: null when nothing was
+    /// asked; otherwise "final meld at nice N", or why the kernel refused it.
+    /// </summary>
+    public string? FinalMeldPriority { get; init; }
+
     /// <inheritdoc/>
     public override string ToString() => Cooperative ? "no stage threads: the stages run cooperatively on the submitting thread" :
-        $"{StageThreads} stage threads on {Cores} cores: {(SpinOnly ? "spin" : "spin, then block")}, {(PinnedCores is null ? "not pinned" : "pinned to cores " + string.Join(",", PinnedCores))}";
+        $"{StageThreads} stage threads on {Cores} cores: {(SpinOnly ? "spin" : "spin, then block")}, {(PinnedCores is null ? "not pinned" : "pinned to cores " + string.Join(",", PinnedCores))}"
+        + (FinalMeldPriority ?? (FinalMeldNice is { } nice ? $", final meld asks for nice {nice}" : ""));
 }
 
 /// <summary>
@@ -233,4 +267,38 @@ internal static partial class CoreAffinity
 
     [LibraryImport("libc", EntryPoint = "sched_setaffinity", SetLastError = true)]
     private static partial int SchedSetAffinity(int pid, nuint size, ref ulong mask);
+
+    /// <summary>
+    /// Sets the calling thread's nice value (Linux: <c>setpriority</c> on its thread id) and
+    /// returns what happened, for <see cref="ResolvedThreading.FinalMeldPriority"/>.
+    /// </summary>
+    public static string SetCurrentThreadNice(int nice)
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return $", final meld's priority left alone (nice {nice} is for Linux)";
+        }
+
+        if (SetPriority(PrioProcess, GetTid(), nice) == 0)
+        {
+            return $", final meld at nice {nice}";
+        }
+
+        return RefusedNice(nice, Marshal.GetLastPInvokeError());
+    }
+
+    /// <summary>The description of a refused nice value (<paramref name="errno"/>: the kernel's error).</summary>
+    internal static string RefusedNice(int nice, int errno) => errno is EAcces or EPerm
+        ? $", final meld's priority not raised: nice {nice} needs CAP_SYS_NICE or RLIMIT_NICE of at least {20 - nice} (systemd: LimitNICE={nice})"
+        : $", final meld's priority not changed: setpriority to nice {nice} failed with errno {errno}";
+
+    private const int PrioProcess = 0;
+    private const int EPerm = 1;
+    private const int EAcces = 13;
+
+    [LibraryImport("libc", EntryPoint = "gettid")]
+    private static partial int GetTid();
+
+    [LibraryImport("libc", EntryPoint = "setpriority", SetLastError = true)]
+    private static partial int SetPriority(int which, int who, int prio);
 }

@@ -63,6 +63,9 @@ public sealed partial class ThreadedPipeline : IDisposable
     private volatile bool _stopping;
     private ExceptionDispatchInfo? _failure;
 
+    /// <summary>What the final-meld thread's priority request came to (<see cref="ResolvedThreading.FinalMeldPriority"/>).</summary>
+    private string? _finalMeldPriority;
+
     /// <summary>Starts the stage threads.</summary>
     /// <param name="database">The database whose final meld (stage thread id 0) this pipeline drives.</param>
     /// <param name="premeldThreads">t (0 turns premeld off).</param>
@@ -185,8 +188,15 @@ public sealed partial class ThreadedPipeline : IDisposable
 
         var policy = runtime.Threading.Resolve(premeldThreads + (_grouping ? 2 : 1));
         _spinOnly = policy.SpinOnly;
-        Threading = policy;
-        _threads = StartThreads(policy, runtime.StartOrder);
+        // Not disposed: a thread that starts after the wait below gave up still sets it.
+        var started = new ManualResetEventSlim();
+        _threads = StartThreads(policy, runtime.StartOrder, started);
+
+        // The final-meld thread sets its own priority (only a thread's own id is at hand) before
+        // it takes any work: wait for it, so the policy reported says what the kernel granted.
+        Threading = policy.FinalMeldNice is null || !started.Wait(TimeSpan.FromSeconds(10))
+            ? policy
+            : policy with { FinalMeldPriority = Volatile.Read(ref _finalMeldPriority) };
     }
 
     /// <summary>Refuses settings this pipeline cannot run (before anything is pinned or started).</summary>
@@ -233,7 +243,7 @@ public sealed partial class ThreadedPipeline : IDisposable
     }
 
     /// <summary>One thread per stage (0..t−1 premeld, t final meld, t + 1 group meld), started in <paramref name="startOrder"/>.</summary>
-    private Thread[] StartThreads(ResolvedThreading policy, IReadOnlyList<int>? startOrder)
+    private Thread[] StartThreads(ResolvedThreading policy, IReadOnlyList<int>? startOrder, ManualResetEventSlim finalMeldStarted)
     {
         var premeldThreads = _premeld.Length;
         var threads = new Thread[premeldThreads + (_grouping ? 2 : 1)];
@@ -243,7 +253,7 @@ public sealed partial class ThreadedPipeline : IDisposable
             threads[i] = new Thread(() => Run(() => StageLoop(lane), policy, 1 + lane)) { IsBackground = true, Name = $"premeld-{i + 1}" };
         }
 
-        threads[premeldThreads] = new Thread(() => Run(() => StageLoop(premeldThreads), policy, 0)) { IsBackground = true, Name = "final-meld" };
+        threads[premeldThreads] = new Thread(() => Run(() => StageLoop(premeldThreads), policy, 0, finalMeldStarted)) { IsBackground = true, Name = "final-meld" };
         if (_grouping)
         {
             threads[premeldThreads + 1] = new Thread(() => Run(() => StageLoop(premeldThreads + 1), policy, premeldThreads + 1)) { IsBackground = true, Name = "group-meld" };
@@ -296,13 +306,23 @@ public sealed partial class ThreadedPipeline : IDisposable
         _failure?.Throw();
     }
 
-    private void Run(Action loop, ResolvedThreading policy, int stage)
+    private void Run(Action loop, ResolvedThreading policy, int stage, ManualResetEventSlim? started = null)
     {
         try
         {
             if (policy.PinnedCores is { } cores)
             {
                 CoreAffinity.PinCurrentThread(cores[stage % cores.Length]);
+            }
+
+            if (started is not null)
+            {
+                if (policy.FinalMeldNice is { } nice)
+                {
+                    Volatile.Write(ref _finalMeldPriority, CoreAffinity.SetCurrentThreadNice(nice));
+                }
+
+                started.Set();
             }
 
             loop();

@@ -172,7 +172,7 @@ internal sealed class RunConfiguration
     /// <summary>The embedded cluster's settings; null for other targets, which must not be given them.</summary>
     private EmbeddedClusterSettings? EmbeddedSettings(ParseResult parse, bool run)
     {
-        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync, O.CommitDelay];
+        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync, O.CommitDelay, O.FinalMeldNice];
         if (TargetName != "embedded")
         {
             if (embeddedOnly.FirstOrDefault(o => parse.GetResult(o) is { Implicit: false }) is { } given)
@@ -215,6 +215,12 @@ internal sealed class RunConfiguration
             throw new UsageException(commitDelayError);
         }
 
+        var nice = parse.GetValue(O.FinalMeldNice);
+        if (nice is < -20 or > 19)
+        {
+            throw new UsageException($"--final-meld-nice {nice} is outside -20..19.");
+        }
+
         return new EmbeddedClusterSettings
         {
             Servers = servers,
@@ -222,6 +228,7 @@ internal sealed class RunConfiguration
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = parse.GetValue(O.Fsync) == "group",
             CommitDelay = TimeSpan.FromMicroseconds(commitDelay),
+            FinalMeldNice = nice,
             Commutative = parse.GetValue(O.Commutative),
             Sessions = Settings.Sessions,
         };

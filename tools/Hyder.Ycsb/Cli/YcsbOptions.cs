@@ -43,6 +43,12 @@ internal static class YcsbOptions
         DefaultValueFactory = _ => (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
     };
 
+    public static readonly Option<int> FinalMeldNice = new("--final-meld-nice")
+    {
+        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default {Hyder.Tree.Pipeline.PipelineThreading.DefaultFinalMeldNice}; 0: leave it at the process's; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
+        DefaultValueFactory = _ => Hyder.Tree.Pipeline.PipelineThreading.DefaultFinalMeldNice,
+    };
+
     public static readonly Option<string?> Postgres = new("--pg") { Description = "PostgreSQL connection string (with --target postgres), e.g. \"Host=127.0.0.1;Username=u;Password=p;Database=d\"." };
 
     public static readonly Option<string> TablePrefix = new("--table-prefix") { Description = "Prefix of the PostgreSQL table of each key space.", DefaultValueFactory = _ => "ycsb_" };
@@ -128,7 +134,7 @@ internal static class YcsbOptions
     /// <summary>Options both commands take.</summary>
     public static readonly Option[] Common =
     [
-        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, CommitDelay, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, CommitDelay, FinalMeldNice, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
         WriteShare, StockCap, RestockShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];

@@ -20,6 +20,9 @@ internal sealed record EmbeddedClusterSettings
     /// <summary>The embedded log's group-commit delay (<see cref="global::Hyder.Log.Units.LogUnitOptions.CommitDelay"/>).</summary>
     public TimeSpan CommitDelay { get; init; } = global::Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay;
 
+    /// <summary>The nice value each server's final-meld thread asks for (<see cref="global::Hyder.Tree.Pipeline.PipelineThreading.FinalMeldNice"/>; 0: none).</summary>
+    public int FinalMeldNice { get; init; } = global::Hyder.Tree.Pipeline.PipelineThreading.DefaultFinalMeldNice;
+
     /// <summary>Whether Add goes to the servers as a commutative operation (else a read and a write).</summary>
     public bool Commutative { get; init; }
 

@@ -1,0 +1,108 @@
+using Hyder.Tree.Pipeline;
+using Xunit;
+
+namespace Hyder.Tree.Tests;
+
+/// <summary>
+/// Final meld's scheduling priority (<see cref="PipelineThreading.FinalMeldNice"/>): asked for only
+/// when the stages block, set on the final-meld thread itself, and reported as granted or refused.
+/// </summary>
+public sealed class FinalMeldPriorityTests
+{
+    [Fact]
+    public void TheNiceIsAskedForOnlyWhenTheStagesBlockOnLinux()
+    {
+        var blocking = new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 5 }.Resolve(1);
+        Assert.Equal(OperatingSystem.IsLinux() ? 5 : null, blocking.FinalMeldNice);
+
+        // A spinning stage already holds a core; at a higher priority it would take a shared one.
+        Assert.Null(new PipelineThreading { Spin = SpinPolicy.Spin, FinalMeldNice = 5 }.Resolve(1).FinalMeldNice);
+        Assert.Null(new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 0 }.Resolve(1).FinalMeldNice);
+        Assert.Null(new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = null }.Resolve(1).FinalMeldNice);
+        Assert.Equal(PipelineThreading.DefaultFinalMeldNice, new PipelineThreading().FinalMeldNice);
+    }
+
+    [Theory]
+    [InlineData(-21)]
+    [InlineData(20)]
+    public void ANiceOutsideTheKernelsRangeIsRefused(int nice)
+    {
+        var e = Assert.Throws<ArgumentException>(() => new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = nice }.Resolve(1));
+        Assert.Contains($"not {nice}", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void TheFinalMeldThreadRunsAtTheNiceItAskedForAndThePolicySaysSo()
+    {
+        // A higher nice (a lower priority) needs no privilege, so this holds for any user.
+        var db = new Database();
+        var pipeline = new ThreadedPipeline(db, new PipelineOptions(0, 0, false), new PipelineRuntime
+        {
+            Threading = new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 7 },
+        });
+        try
+        {
+            if (!OperatingSystem.IsLinux())
+            {
+                Assert.Null(pipeline.Threading.FinalMeldPriority);
+                return;
+            }
+
+            Assert.Equal(", final meld at nice 7", pipeline.Threading.FinalMeldPriority);
+            Assert.EndsWith("final meld at nice 7", pipeline.Threading.ToString(), StringComparison.Ordinal);
+            Assert.Equal(7, NiceOfThread("final-meld"));
+        }
+        finally
+        {
+            pipeline.Dispose();
+        }
+    }
+
+    [Fact]
+    public void APipelineLeftAloneReportsNothingAboutPriority()
+    {
+        var db = new Database();
+        var pipeline = new ThreadedPipeline(db, new PipelineOptions(0, 0, false), new PipelineRuntime
+        {
+            Threading = new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 0 },
+        });
+        try
+        {
+            Assert.Null(pipeline.Threading.FinalMeldPriority);
+            Assert.DoesNotContain("nice", pipeline.Threading.ToString(), StringComparison.Ordinal);
+        }
+        finally
+        {
+            pipeline.Dispose();
+        }
+    }
+
+    [Fact]
+    public void ARefusalNamesWhatWouldGrantIt()
+    {
+        Assert.Equal(
+            ", final meld's priority not raised: nice -10 needs CAP_SYS_NICE or RLIMIT_NICE of at least 30 (systemd: LimitNICE=-10)",
+            CoreAffinity.RefusedNice(-10, 13));
+        Assert.Contains("needs CAP_SYS_NICE", CoreAffinity.RefusedNice(-5, 1), StringComparison.Ordinal);
+        Assert.Equal(", final meld's priority not changed: setpriority to nice -5 failed with errno 3", CoreAffinity.RefusedNice(-5, 3));
+    }
+
+    /// <summary>The nice value of this process's thread named <paramref name="name"/> (field 19 of its stat).</summary>
+    private static int NiceOfThread(string name)
+    {
+        foreach (var task in Directory.GetDirectories("/proc/self/task"))
+        {
+            if (File.ReadAllText(Path.Combine(task, "comm")).TrimEnd('\n') != name)
+            {
+                continue;
+            }
+
+            // The fields after the name, which sits in parentheses and may hold spaces: state is field 3.
+            var stat = File.ReadAllText(Path.Combine(task, "stat"));
+            var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+            return int.Parse(fields[19 - 3], System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        throw new InvalidOperationException($"no thread named {name}");
+    }
+}
