@@ -50,7 +50,7 @@ public sealed class FinalMeldPriorityTests
 
             Assert.Equal(", final meld at nice 7", pipeline.Threading.FinalMeldPriority);
             Assert.EndsWith("final meld at nice 7", pipeline.Threading.ToString(), StringComparison.Ordinal);
-            Assert.Equal(7, NiceOfThread("final-meld"));
+            Assert.Equal(7, NiceOfThread(pipeline.FinalMeldThreadId));
         }
         finally
         {
@@ -87,22 +87,18 @@ public sealed class FinalMeldPriorityTests
         Assert.Equal(", final meld's priority not changed: setpriority to nice -5 failed with errno 3", CoreAffinity.RefusedNice(-5, 3));
     }
 
-    /// <summary>The nice value of this process's thread named <paramref name="name"/> (field 19 of its stat).</summary>
-    private static int NiceOfThread(string name)
+    /// <summary>
+    /// The nice value of this process's thread <paramref name="tid"/> (field 19 of its stat), which
+    /// must be a final-meld thread: other tests run pipelines of their own at the same time.
+    /// </summary>
+    private static int NiceOfThread(int tid)
     {
-        foreach (var task in Directory.GetDirectories("/proc/self/task"))
-        {
-            if (File.ReadAllText(Path.Combine(task, "comm")).TrimEnd('\n') != name)
-            {
-                continue;
-            }
+        var task = $"/proc/self/task/{tid}";
+        Assert.Equal("final-meld", File.ReadAllText(Path.Combine(task, "comm")).TrimEnd('\n'));
 
-            // The fields after the name, which sits in parentheses and may hold spaces: state is field 3.
-            var stat = File.ReadAllText(Path.Combine(task, "stat"));
-            var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
-            return int.Parse(fields[19 - 3], System.Globalization.CultureInfo.InvariantCulture);
-        }
-
-        throw new InvalidOperationException($"no thread named {name}");
+        // The fields after the name, which sits in parentheses and may hold spaces: state is field 3.
+        var stat = File.ReadAllText(Path.Combine(task, "stat"));
+        var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        return int.Parse(fields[19 - 3], System.Globalization.CultureInfo.InvariantCulture);
     }
 }

@@ -287,6 +287,9 @@ internal static partial class CoreAffinity
         return RefusedNice(nice, Marshal.GetLastPInvokeError());
     }
 
+    /// <summary>The calling thread's Linux thread id.</summary>
+    public static int CurrentThreadId() => GetTid();
+
     /// <summary>The description of a refused nice value (<paramref name="errno"/>: the kernel's error).</summary>
     internal static string RefusedNice(int nice, int errno) => errno is EAcces or EPerm
         ? $", final meld's priority not raised: nice {nice} needs CAP_SYS_NICE or RLIMIT_NICE of at least {20 - nice} (systemd: LimitNICE={nice})"

@@ -66,6 +66,9 @@ public sealed partial class ThreadedPipeline : IDisposable
     /// <summary>What the final-meld thread's priority request came to (<see cref="ResolvedThreading.FinalMeldPriority"/>).</summary>
     private string? _finalMeldPriority;
 
+    /// <summary>The final-meld thread's Linux thread id once it has started (0 before, or elsewhere).</summary>
+    private int _finalMeldThreadId;
+
     /// <summary>Starts the stage threads.</summary>
     /// <param name="database">The database whose final meld (stage thread id 0) this pipeline drives.</param>
     /// <param name="premeldThreads">t (0 turns premeld off).</param>
@@ -270,6 +273,9 @@ public sealed partial class ThreadedPipeline : IDisposable
     /// <summary>How the stage threads wait and whether they are pinned (resolved for this machine).</summary>
     public ResolvedThreading Threading { get; }
 
+    /// <summary>The final-meld thread's Linux thread id (0 before it started, in cooperative mode, or elsewhere).</summary>
+    internal int FinalMeldThreadId => Volatile.Read(ref _finalMeldThreadId);
+
     /// <summary>The premeld operators (their counters are premeld's statistics).</summary>
     public IReadOnlyList<MeldOperator> PremeldOperators => _premeld;
 
@@ -317,6 +323,11 @@ public sealed partial class ThreadedPipeline : IDisposable
 
             if (started is not null)
             {
+                if (OperatingSystem.IsLinux())
+                {
+                    Volatile.Write(ref _finalMeldThreadId, CoreAffinity.CurrentThreadId());
+                }
+
                 if (policy.FinalMeldNice is { } nice)
                 {
                     Volatile.Write(ref _finalMeldPriority, CoreAffinity.SetCurrentThreadNice(nice));
