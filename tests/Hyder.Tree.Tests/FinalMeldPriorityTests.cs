@@ -19,7 +19,9 @@ public sealed class FinalMeldPriorityTests
         Assert.Null(new PipelineThreading { Spin = SpinPolicy.Spin, FinalMeldNice = 5 }.Resolve(1).FinalMeldNice);
         Assert.Null(new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 0 }.Resolve(1).FinalMeldNice);
         Assert.Null(new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = null }.Resolve(1).FinalMeldNice);
-        Assert.Equal(PipelineThreading.DefaultFinalMeldNice, new PipelineThreading().FinalMeldNice);
+        // An engine leaves its host's scheduling alone unless the host asks.
+        Assert.Null(new PipelineThreading().FinalMeldNice);
+        Assert.Null(new PipelineThreading { Spin = SpinPolicy.SpinThenYield }.Resolve(1).FinalMeldNice);
     }
 
     [Theory]

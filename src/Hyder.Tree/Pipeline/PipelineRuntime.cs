@@ -92,8 +92,11 @@ public sealed class PipelineThreading
     /// </summary>
     public const int SpareCores = 4;
 
-    /// <summary>The default <see cref="FinalMeldNice"/>.</summary>
-    public const int DefaultFinalMeldNice = -10;
+    /// <summary>
+    /// The <see cref="FinalMeldNice"/> measured to help a process whose clients run inside it (the
+    /// YCSB tool's embedded target asks for it by default; docs/server.md, "Final meld's priority").
+    /// </summary>
+    public const int RaisedFinalMeldNice = -10;
 
     /// <summary>
     /// The Linux nice value (−20 to 19; the process's threads run at 0) the final-meld thread asks
@@ -103,12 +106,13 @@ public sealed class PipelineThreading
     /// lower value is a higher priority. The kernel grants a value below 0 only to a process with
     /// <c>CAP_SYS_NICE</c> or a soft <c>RLIMIT_NICE</c> of at least 20 − value (systemd's
     /// <c>LimitNICE=</c>); refused, the thread runs at the process's priority and
-    /// <see cref="ResolvedThreading.FinalMeldPriority"/> says why. Null or 0: the thread is left
-    /// alone. A spinning final meld (<see cref="SpinPolicy.Spin"/>, or <see cref="SpinPolicy.Auto"/>
+    /// <see cref="ResolvedThreading.FinalMeldPriority"/> says why. Null or 0 (the default): the
+    /// thread is left alone; an engine does not change its host's scheduling unless the host asks
+    /// (<see cref="RaisedFinalMeldNice"/>). A spinning final meld (<see cref="SpinPolicy.Spin"/>, or <see cref="SpinPolicy.Auto"/>
     /// on a roomy machine) already holds a core of its own and is left alone too: at a higher
     /// priority it would take a shared core from everything else.
     /// </summary>
-    public int? FinalMeldNice { get; init; } = DefaultFinalMeldNice;
+    public int? FinalMeldNice { get; init; }
 
     /// <summary>The policy for <paramref name="stageThreads"/> threads on this machine.</summary>
     public ResolvedThreading Resolve(int stageThreads)

@@ -45,8 +45,8 @@ internal static class YcsbOptions
 
     public static readonly Option<int> FinalMeldNice = new("--final-meld-nice")
     {
-        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default {Hyder.Tree.Pipeline.PipelineThreading.DefaultFinalMeldNice}; 0: leave it at the process's; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
-        DefaultValueFactory = _ => Hyder.Tree.Pipeline.PipelineThreading.DefaultFinalMeldNice,
+        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default {Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice}, which the engine leaves to its host to ask for; 0: leave it at the process's; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
+        DefaultValueFactory = _ => Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice,
     };
 
     public static readonly Option<string?> Postgres = new("--pg") { Description = "PostgreSQL connection string (with --target postgres), e.g. \"Host=127.0.0.1;Username=u;Password=p;Database=d\"." };
