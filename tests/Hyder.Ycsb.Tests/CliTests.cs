@@ -126,6 +126,10 @@ public class CliTests
         Assert.Equal("embedded", configuration.TargetName);
         Assert.True(configuration.LoadFirst);
         Assert.Equal("tx", configuration.Workload.Name);
+
+        // The main job raises its final meld (docs/server.md, "Final meld's priority"); a run asks only when told.
+        Assert.Equal(Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice, parse.GetValue(YcsbOptions.FinalMeldNice));
+        Assert.Equal(0, YcsbCommands.Create(TextWriter.Null, TextWriter.Null).Parse(["run", "--load", "--target", "embedded"]).GetValue(YcsbOptions.FinalMeldNice));
         var readme = File.ReadAllText(Path.Combine(BuiltProject.RepositoryRoot(), "README.md")).ReplaceLineEndings("\n");
         Assert.Contains("\ndotnet run -c Release --project tools/Hyder.Ycsb\n", readme, StringComparison.Ordinal);
     }

@@ -45,8 +45,8 @@ internal static class YcsbOptions
 
     public static readonly Option<int> FinalMeldNice = new("--final-meld-nice")
     {
-        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default {Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice}, which the engine leaves to its host to ask for; 0: leave it at the process's; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
-        DefaultValueFactory = _ => Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice,
+        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default 0: leave it at the process's; the main job asks for {Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice}; a raised thread also outranks other processes on the machine; 0: leave it at the process's; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
+        DefaultValueFactory = _ => 0,
     };
 
     public static readonly Option<string?> Postgres = new("--pg") { Description = "PostgreSQL connection string (with --target postgres), e.g. \"Host=127.0.0.1;Username=u;Password=p;Database=d\"." };

@@ -21,7 +21,7 @@ internal sealed record EmbeddedClusterSettings
     public TimeSpan CommitDelay { get; init; } = global::Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay;
 
     /// <summary>The nice value each server's final-meld thread asks for (<see cref="global::Hyder.Tree.Pipeline.PipelineThreading.FinalMeldNice"/>; 0: none).</summary>
-    public int FinalMeldNice { get; init; } = global::Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice;
+    public int FinalMeldNice { get; init; }
 
     /// <summary>Whether Add goes to the servers as a commutative operation (else a read and a write).</summary>
     public bool Commutative { get; init; }
