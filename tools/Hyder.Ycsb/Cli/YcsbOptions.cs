@@ -45,7 +45,7 @@ internal static class YcsbOptions
 
     public static readonly Option<int> FinalMeldNice = new("--final-meld-nice")
     {
-        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default 0: leave it at the process's; the main job asks for {Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice}; a raised thread also outranks other processes on the machine; 0: leave it at the process's; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
+        Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default 0: leave it at the process's; the main job asks for {Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice}; a raised thread also outranks other processes on the machine; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
         DefaultValueFactory = _ => 0,
     };
 
