@@ -270,6 +270,7 @@ internal sealed partial class HostSettings
             throw Bad(SettingKeys.ServerId, "at most 255 UTF-8 bytes.");
         }
 
+        var spin = SpinPolicyOf(c);
         var options = new ServerOptions
         {
             ServerId = serverId,
@@ -283,8 +284,8 @@ internal sealed partial class HostSettings
             RecycleValues = OnOff(c, SettingKeys.RecycleValues, true),
             Threading = new PipelineThreading
             {
-                Spin = SpinPolicyOf(c),
-                PinToCores = SpinPolicyOf(c) == SpinPolicy.SpinThenYield ? false : null,
+                Spin = spin,
+                PinToCores = spin == SpinPolicy.SpinThenYield ? false : null,
                 // Left alone unless asked: measured, a raised final meld helps a process whose clients
                 // run inside it and cost a server whose client shared its two cores (docs/server.md).
                 FinalMeldNice = Int(c, SettingKeys.FinalMeldNice, 0, -20, 19),

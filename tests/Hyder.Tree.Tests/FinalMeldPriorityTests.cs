@@ -30,54 +30,30 @@ public sealed class FinalMeldPriorityTests
     public void ANiceOutsideTheKernelsRangeIsRefused(int nice)
     {
         var e = Assert.Throws<ArgumentException>(() => new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = nice }.Resolve(1));
-        Assert.Contains($"not {nice}", e.Message, StringComparison.Ordinal);
+        Assert.Contains($"FinalMeldNice {nice} is outside -20..19", e.Message, StringComparison.Ordinal);
     }
 
     [Fact]
-    public void TheFinalMeldThreadRunsAtTheNiceItAskedForAndThePolicySaysSo()
+    public void TheFinalMeldThreadRunsAtTheNiceItAskedForAndThePolicySaysSo() => WithPipeline(7, pipeline =>
     {
         // A higher nice (a lower priority) needs no privilege, so this holds for any user.
-        var db = new Database();
-        var pipeline = new ThreadedPipeline(db, new PipelineOptions(0, 0, false), new PipelineRuntime
-        {
-            Threading = new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 7 },
-        });
-        try
-        {
-            if (!OperatingSystem.IsLinux())
-            {
-                Assert.Null(pipeline.Threading.FinalMeldPriority);
-                return;
-            }
-
-            Assert.Equal(", final meld at nice 7", pipeline.Threading.FinalMeldPriority);
-            Assert.EndsWith("final meld at nice 7", pipeline.Threading.ToString(), StringComparison.Ordinal);
-            Assert.Equal(7, NiceOfThread(pipeline.FinalMeldThreadId));
-        }
-        finally
-        {
-            pipeline.Dispose();
-        }
-    }
-
-    [Fact]
-    public void APipelineLeftAloneReportsNothingAboutPriority()
-    {
-        var db = new Database();
-        var pipeline = new ThreadedPipeline(db, new PipelineOptions(0, 0, false), new PipelineRuntime
-        {
-            Threading = new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = 0 },
-        });
-        try
+        if (!OperatingSystem.IsLinux())
         {
             Assert.Null(pipeline.Threading.FinalMeldPriority);
-            Assert.DoesNotContain("nice", pipeline.Threading.ToString(), StringComparison.Ordinal);
+            return;
         }
-        finally
-        {
-            pipeline.Dispose();
-        }
-    }
+
+        Assert.Equal(", final meld at nice 7", pipeline.Threading.FinalMeldPriority);
+        Assert.EndsWith("final meld at nice 7", pipeline.Threading.ToString(), StringComparison.Ordinal);
+        Assert.Equal(7, NiceOfThread(pipeline.FinalMeldThreadId));
+    });
+
+    [Fact]
+    public void APipelineLeftAloneReportsNothingAboutPriority() => WithPipeline(0, pipeline =>
+    {
+        Assert.Null(pipeline.Threading.FinalMeldPriority);
+        Assert.DoesNotContain("nice", pipeline.Threading.ToString(), StringComparison.Ordinal);
+    });
 
     [Fact]
     public void ARefusalNamesWhatWouldGrantIt()
@@ -87,6 +63,23 @@ public sealed class FinalMeldPriorityTests
             CoreAffinity.RefusedNice(-10, 13));
         Assert.Contains("needs CAP_SYS_NICE", CoreAffinity.RefusedNice(-5, 1), StringComparison.Ordinal);
         Assert.Equal(", final meld's priority not changed: setpriority to nice -5 failed with errno 3", CoreAffinity.RefusedNice(-5, 3));
+    }
+
+    /// <summary>Runs <paramref name="check"/> on a threaded pipeline (final meld only, stages that block) asking for <paramref name="nice"/>, then stops it.</summary>
+    private static void WithPipeline(int nice, Action<ThreadedPipeline> check)
+    {
+        var pipeline = new ThreadedPipeline(new Database(), new PipelineOptions(0, 0, false), new PipelineRuntime
+        {
+            Threading = new PipelineThreading { Spin = SpinPolicy.SpinThenYield, FinalMeldNice = nice },
+        });
+        try
+        {
+            check(pipeline);
+        }
+        finally
+        {
+            pipeline.Dispose();
+        }
     }
 
     /// <summary>

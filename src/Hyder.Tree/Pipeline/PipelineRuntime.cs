@@ -114,6 +114,10 @@ public sealed class PipelineThreading
     /// </summary>
     public int? FinalMeldNice { get; init; }
 
+    /// <summary>The error for a nice value outside the kernel's −20..19, naming it as <paramref name="name"/>; null when it is in range.</summary>
+    public static string? NiceError(int nice, string name = nameof(FinalMeldNice)) =>
+        nice is < -20 or > 19 ? $"{name} {nice} is outside -20..19" : null;
+
     /// <summary>The policy for <paramref name="stageThreads"/> threads on this machine.</summary>
     public ResolvedThreading Resolve(int stageThreads)
     {
@@ -137,9 +141,9 @@ public sealed class PipelineThreading
             }
         }
 
-        if (FinalMeldNice is { } nice && (nice < -20 || nice > 19))
+        if (FinalMeldNice is { } nice && NiceError(nice) is { } error)
         {
-            ThrowHelper.ThrowArgument(nameof(FinalMeldNice), $"a nice value lies between -20 and 19, not {nice}");
+            ThrowHelper.ThrowArgument(nameof(FinalMeldNice), error);
         }
 
         var asked = !spinOnly && OperatingSystem.IsLinux() && FinalMeldNice is { } n && n != 0 ? FinalMeldNice : null;
@@ -278,11 +282,6 @@ internal static partial class CoreAffinity
     /// </summary>
     public static string SetCurrentThreadNice(int nice)
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return $", final meld's priority left alone (nice {nice} is for Linux)";
-        }
-
         if (SetPriority(PrioProcess, GetTid(), nice) == 0)
         {
             return $", final meld at nice {nice}";

@@ -216,9 +216,9 @@ internal sealed class RunConfiguration
         }
 
         var nice = parse.GetValue(O.FinalMeldNice);
-        if (nice is < -20 or > 19)
+        if (Hyder.Tree.Pipeline.PipelineThreading.NiceError(nice, "--final-meld-nice") is { } niceError)
         {
-            throw new UsageException($"--final-meld-nice {nice} is outside -20..19.");
+            throw new UsageException(niceError + ".");
         }
 
         return new EmbeddedClusterSettings
