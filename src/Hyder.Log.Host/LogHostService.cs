@@ -46,6 +46,7 @@ internal sealed partial class LogHostService : BackgroundService
                     SlotsPerSegment = _settings.SlotsPerSegment,
                     Fsync = _settings.Fsync,
                     CommitDelay = _settings.CommitDelay,
+                    CachedSlots = _settings.CachedSlots,
                 },
                 _loggers.CreateLogger<LogUnit>());
         }

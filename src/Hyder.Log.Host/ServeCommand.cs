@@ -50,6 +50,12 @@ internal static class ServeCommand
         DefaultValueFactory = _ => 0,
     };
 
+    private static readonly Option<int> s_pageCacheSlots = new("--page-cache-slots")
+    {
+        Description = $"How many of the newest durable slots each unit leaves in the page cache; older ones are dropped after each group-commit fsync (Linux; default {LogUnitOptions.DefaultCachedSlots}; 0: leave the page cache to the kernel; docs/log.md).",
+        DefaultValueFactory = _ => LogUnitOptions.DefaultCachedSlots,
+    };
+
     private static readonly Option<string?> s_logFormat = new("--log-format")
     {
         Description = $"Console log format: {ServiceHosting.LogFormatValues} (default systemd when systemd started the process, else simple).",
@@ -98,6 +104,7 @@ internal static class ServeCommand
         root.Options.Add(s_slots);
         root.Options.Add(s_fsync);
         root.Options.Add(s_commitDelay);
+        root.Options.Add(s_pageCacheSlots);
         root.Options.Add(ProjectionStore);
         root.Options.Add(s_logFormat);
         root.Options.Add(s_logTarget);
@@ -202,6 +209,12 @@ internal static class ServeCommand
             throw new HostConfigurationException(commitDelayError);
         }
 
+        var pageCacheSlots = parse.GetValue(s_pageCacheSlots);
+        if (LogUnitOptions.CachedSlotsError(pageCacheSlots) is { } pageCacheSlotsError)
+        {
+            throw new HostConfigurationException(pageCacheSlotsError);
+        }
+
         HostLogOptions logging;
         try
         {
@@ -243,6 +256,7 @@ internal static class ServeCommand
             SlotsPerSegment = slots,
             Fsync = parse.GetValue(s_fsync) == "none" ? FsyncPolicy.None : FsyncPolicy.GroupCommit,
             CommitDelay = TimeSpan.FromMicroseconds(commitDelay),
+            CachedSlots = pageCacheSlots,
             ProjectionStore = parse.GetValue(ProjectionStore),
             Logging = logging,
             MetricsListen = parse.GetValue(s_metricsListen),
@@ -283,6 +297,9 @@ internal sealed class HostSettings
     public FsyncPolicy Fsync { get; init; }
 
     public TimeSpan CommitDelay { get; init; }
+
+    /// <summary><c>--page-cache-slots</c> (<see cref="LogUnitOptions.CachedSlots"/>).</summary>
+    public int CachedSlots { get; init; } = LogUnitOptions.DefaultCachedSlots;
 
     public string? ProjectionStore { get; init; }
 

@@ -39,6 +39,7 @@ internal static class SettingKeys
     public const string Log = "Log:ProjectionStore";
     public const string Fsync = "Log:Fsync";
     public const string CommitDelay = "Log:CommitDelayMicroseconds";
+    public const string PageCacheSlots = "Log:PageCacheSlots";
     public const string PremeldThreads = "Cluster:PremeldThreads";
     public const string Distance = "Cluster:Distance";
     public const string GroupMeld = "Cluster:GroupMeld";
@@ -108,6 +109,7 @@ internal static class SettingKeys
         Log => "--log",
         Fsync => "--fsync",
         CommitDelay => "--commit-delay-us",
+        PageCacheSlots => "--page-cache-slots",
         PremeldThreads => "--premeld-threads",
         Distance => "--distance",
         GroupMeld => "--group-meld",
@@ -184,6 +186,9 @@ internal sealed partial class HostSettings
 
     /// <summary>The embedded log's group-commit delay (<see cref="Hyder.Log.Units.LogUnitOptions.CommitDelay"/>).</summary>
     public TimeSpan CommitDelay { get; init; } = Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay;
+
+    /// <summary>How many of the embedded log's newest durable slots stay in the page cache (<see cref="Hyder.Log.Units.LogUnitOptions.CachedSlots"/>).</summary>
+    public int PageCacheSlots { get; init; } = Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots;
 
     /// <summary>The remote log's projection store (file:, etcd: or tcp:).</summary>
     public string? ProjectionStore { get; init; }
@@ -326,6 +331,7 @@ internal sealed partial class HostSettings
                 (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
                 0,
                 Hyder.Log.Units.LogUnitOptions.MaxCommitDelayMicroseconds)),
+            PageCacheSlots = Int(c, SettingKeys.PageCacheSlots, Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots, 0, int.MaxValue),
             ProjectionStore = store,
             BroadcastListen = broadcastListen ?? (peers.Count > 0 ? new IPEndPoint(IPAddress.Loopback, 0) : null),
             Peers = peers,

@@ -94,6 +94,7 @@ internal static class ServeCommand
         Value("--data", SettingKeys.Data, "dir", "Data directory of the embedded log. Without it the embedded log uses a temporary directory removed on exit."),
         Value("--log", SettingKeys.Log, "store", "A remote log, by its projection store as log hosts take it: file:DIR, etcd:http://HOST:2379 or tcp:HOST:PORT."),
         Value("--fsync", SettingKeys.Fsync, "policy", "Embedded log: group (acknowledge after a group-commit fsync; default) or none (after the page cache)."),
+        Value("--page-cache-slots", SettingKeys.PageCacheSlots, "slots", $"Embedded log: how many of the newest durable slots stay in the page cache; older ones are dropped after each group-commit fsync (Linux; default {Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots}; 0: leave the page cache to the kernel)."),
         Value("--commit-delay-us", SettingKeys.CommitDelay, "microseconds", $"Embedded log: how long a busy group commit waits for more writes before its fsync, when the previous fsync covered at least {Hyder.Log.Units.LogUnitOptions.DefaultCommitSiblings} slots and the process has work queued (0: never; default 200, 0 on Windows)."),
         Value("--premeld-threads", SettingKeys.PremeldThreads, "t", "Premeld threads t (0: premeld off; default 0). Cluster setting."),
         Value("--distance", SettingKeys.Distance, "d", "Premeld distance d (default 0). Cluster setting."),

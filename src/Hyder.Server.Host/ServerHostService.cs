@@ -187,6 +187,7 @@ internal sealed partial class ServerHostService : IHostedService, IAsyncDisposab
                     BlockSize = Math.Max(_settings.Server.Cluster.BlockSize, Hyder.Log.Units.LogUnitOptions.DefaultBlockSize),
                     Fsync = _settings.Fsync,
                     CommitDelay = _settings.CommitDelay,
+                    CachedSlots = _settings.PageCacheSlots,
                 },
                 _loggers,
                 cancellationToken).ConfigureAwait(false);

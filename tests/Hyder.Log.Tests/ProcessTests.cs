@@ -37,6 +37,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--slots-per-segment", "--slots-per-segment", "1")]
     [InlineData("--commit-delay-us", "--commit-delay-us", "-1")]
     [InlineData("--commit-delay-us", "--commit-delay-us", "100001")]
+    [InlineData("--page-cache-slots", "--page-cache-slots", "-1")]
     public async Task ABadValueExitsWithCode2AndNamesTheOption(string option, params string[] bad)
     {
         using var dir = new TempDirectory();

@@ -116,6 +116,7 @@ public sealed class ProcessTests(ITestOutputHelper output)
     [InlineData("--data", "--log file:/nonexistent --data /tmp/x")]
     [InlineData("--fsync", "--embedded --fsync sometimes")]
     [InlineData("--commit-delay-us", "--embedded --commit-delay-us 200000")]
+    [InlineData("--page-cache-slots", "--embedded --page-cache-slots -1")]
     [InlineData("--max-top-k", "--embedded --max-top-k 2000")]
     [InlineData("--spin", "--embedded --spin sometimes")]
     [InlineData("--final-meld-nice", "--embedded --final-meld-nice -21")]

@@ -39,6 +39,8 @@ public class CliTests
     [InlineData("run", "--target", "memory", "--load", "--servers", "2")]
     [InlineData("run", "--target", "memory", "--load", "--commit-delay-us", "0")]
     [InlineData("run", "--target", "embedded", "--load", "--commit-delay-us", "-5")]
+    [InlineData("run", "--target", "memory", "--load", "--page-cache-slots", "0")]
+    [InlineData("run", "--target", "embedded", "--load", "--page-cache-slots", "-1")]
     [InlineData("run", "--target", "memory", "--load", "--final-meld-nice", "0")]
     [InlineData("run", "--target", "embedded", "--load", "--final-meld-nice", "20")]
     [InlineData("run", "--target", "postgres", "--pg", "Host=x", "--data", "/tmp/x")]

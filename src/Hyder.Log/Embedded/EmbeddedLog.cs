@@ -33,6 +33,9 @@ public sealed class EmbeddedLogOptions
     /// <summary>How long a busy group commit waits for more writes before its fsync (<see cref="LogUnitOptions.CommitDelay"/>; files only).</summary>
     public TimeSpan CommitDelay { get; set; } = LogUnitOptions.EmbeddedCommitDelay;
 
+    /// <summary>How many of the newest durable slots each unit leaves in the page cache (<see cref="LogUnitOptions.CachedSlots"/>; 0: all; files only).</summary>
+    public int CachedSlots { get; set; } = LogUnitOptions.DefaultCachedSlots;
+
     /// <summary>The client's waits and retries.</summary>
     public LogClientOptions Client { get; set; } = new();
 }
@@ -92,6 +95,7 @@ public sealed class EmbeddedLog : ISharedLog
                         Fsync = options.Fsync,
                         SlotsPerSegment = options.SlotsPerSegment,
                         CommitDelay = options.CommitDelay,
+                        CachedSlots = options.CachedSlots,
                     },
                     loggers.CreateLogger<LogUnit>());
                 units.Add(unit);

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 
 namespace Hyder.Log.Storage;
@@ -22,10 +23,20 @@ internal sealed partial class FileSlotStore : ISlotStore
     private long _highestAppended = -1;
     private SafeFileHandle? _markHandle;
     private DurableMark _written = DurableMark.None;
+    private readonly int _cachedSlots;
+    private long _dropSegment = -1;
+    private long _dropOffset;
+    private long _droppedBytes;
 
-    /// <summary>Opens (or creates) the store in <paramref name="directory"/>; <paramref name="delay"/> is group commit's wait for more writes (none by default).</summary>
-    public FileSlotStore(string directory, int blockSize, int slotsPerSegment, FsyncPolicy policy, GroupCommitDelay delay = default)
+    /// <summary>
+    /// Opens (or creates) the store in <paramref name="directory"/>; <paramref name="delay"/> is
+    /// group commit's wait for more writes (none by default); <paramref name="cachedSlots"/> is
+    /// how many of the newest durable slots stay in the page cache (<see cref="Units.LogUnitOptions.CachedSlots"/>;
+    /// 0, the default here, leaves the page cache to the kernel).
+    /// </summary>
+    public FileSlotStore(string directory, int blockSize, int slotsPerSegment, FsyncPolicy policy, GroupCommitDelay delay = default, int cachedSlots = 0)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(cachedSlots);
         ArgumentOutOfRangeException.ThrowIfLessThan(slotsPerSegment, 2);
         Directory.CreateDirectory(directory);
         _directory = directory;
@@ -35,7 +46,8 @@ internal sealed partial class FileSlotStore : ISlotStore
         SlotSize = SlotHeader.Size + blockSize;
         if (policy == FsyncPolicy.GroupCommit)
         {
-            _commit = new GroupCommit(FlushActive, "hyder-log-fsync", delay);
+            _cachedSlots = OperatingSystem.IsLinux() ? cachedSlots : 0;
+            _commit = new GroupCommit(FlushActive, "hyder-log-fsync", delay, _cachedSlots > 0 ? DropBehind : null);
         }
     }
 
@@ -47,6 +59,9 @@ internal sealed partial class FileSlotStore : ISlotStore
 
     /// <summary>Group-commit flushes that waited for more writes first (<see cref="GroupCommitDelay"/>).</summary>
     public long DelayedFlushes => _commit?.Delayed ?? 0;
+
+    /// <summary>Bytes of durable slots the store has told the kernel it no longer needs cached (<see cref="Units.LogUnitOptions.CachedSlots"/>).</summary>
+    public long DroppedBytes => Volatile.Read(ref _droppedBytes);
 
     /// <inheritdoc />
     public long Append(ReadOnlySpan<byte> slot, long address)
@@ -172,6 +187,72 @@ internal sealed partial class FileSlotStore : ISlotStore
             _written = mark;
         }
     }
+
+    /// <summary>
+    /// Runs on the flusher after each flush: tells the kernel that the pages of durable slots more
+    /// than <see cref="_cachedSlots"/> behind <paramref name="durable"/> are no longer needed, so
+    /// that it frees them (they are clean) and the next writes take those pages instead of fresh
+    /// memory. A page shared with a slot still cached stays; a segment behind the cached slots is
+    /// dropped whole. Advice only: the data stays on the disk, and a failure changes nothing.
+    /// </summary>
+    private void DropBehind(long durable)
+    {
+        var keepFrom = durable - _cachedSlots;
+        if (keepFrom <= 0)
+        {
+            return;
+        }
+
+        if (_dropSegment < 0)
+        {
+            lock (_segmentsLock)
+            {
+                _dropSegment = _segments.Count == 0 ? keepFrom / _slotsPerSegment : _segments.Keys.First();
+            }
+        }
+
+        while (keepFrom > _dropSegment * _slotsPerSegment)
+        {
+            SegmentFile? segment;
+            lock (_segmentsLock)
+            {
+                _segments.TryGetValue(_dropSegment, out segment);
+            }
+
+            var whole = keepFrom >= (_dropSegment + 1) * _slotsPerSegment;
+            var end = whole
+                ? SegmentFile.HeaderSize + ((long)_slotsPerSegment * SlotSize)
+                : (SegmentFile.HeaderSize + ((keepFrom - (_dropSegment * _slotsPerSegment)) * SlotSize)) & ~(long)(Environment.SystemPageSize - 1);
+            if (segment is not null && end > _dropOffset)
+            {
+                try
+                {
+                    if (PosixFadvise(segment.Handle, _dropOffset, end - _dropOffset, PosixFadvDontNeed) == 0)
+                    {
+                        Interlocked.Add(ref _droppedBytes, end - _dropOffset);
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                    // Released by a prefix trim meanwhile: its pages went with the file.
+                }
+            }
+
+            if (!whole)
+            {
+                _dropOffset = Math.Max(_dropOffset, end);
+                return;
+            }
+
+            _dropSegment++;
+            _dropOffset = 0;
+        }
+    }
+
+    private const int PosixFadvDontNeed = 4;
+
+    [LibraryImport("libc", EntryPoint = "posix_fadvise")]
+    private static partial int PosixFadvise(SafeFileHandle fd, long offset, long length, int advice);
 
     /// <inheritdoc />
     public void Dispose()

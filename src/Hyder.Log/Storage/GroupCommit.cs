@@ -16,6 +16,7 @@ namespace Hyder.Log.Storage;
 internal sealed class GroupCommit : IDisposable
 {
     private readonly Action _flush;
+    private readonly Action<long>? _afterFlush;
     private readonly GroupCommitDelay _delay;
     private readonly object _lock = new();
     private readonly SemaphoreSlim _signal = new(0);
@@ -29,10 +30,15 @@ internal sealed class GroupCommit : IDisposable
     private long _lastBatch;
     private long _delayed;
 
-    /// <summary>Starts the flusher; <paramref name="flush"/> makes every appended slot durable.</summary>
-    public GroupCommit(Action flush, string name, GroupCommitDelay delay = default)
+    /// <summary>
+    /// Starts the flusher; <paramref name="flush"/> makes every appended slot durable, and
+    /// <paramref name="afterFlush"/>, if given, runs on the flusher after each flush has released
+    /// its writers, with the number of slots now durable (housekeeping that no writer waits for).
+    /// </summary>
+    public GroupCommit(Action flush, string name, GroupCommitDelay delay = default, Action<long>? afterFlush = null)
     {
         _flush = flush;
+        _afterFlush = afterFlush;
         _delay = delay;
         _thread = new Thread(Run) { IsBackground = true, Name = name };
         _thread.Start();
@@ -151,6 +157,7 @@ internal sealed class GroupCommit : IDisposable
             }
 
             generation.Completion.TrySetResult();
+            _afterFlush?.Invoke(generation.Target);
         }
     }
 

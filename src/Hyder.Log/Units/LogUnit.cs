@@ -55,7 +55,7 @@ public sealed partial class LogUnit : ILogUnit, IDisposable
         options.Validate();
         ISlotStore store = options.DataDirectory is null
             ? new MemorySlotStore(options.BlockSize)
-            : new FileSlotStore(options.DataDirectory, options.BlockSize, options.SlotsPerSegment, options.Fsync, new GroupCommitDelay(options.CommitDelay, options.CommitSiblings));
+            : new FileSlotStore(options.DataDirectory, options.BlockSize, options.SlotsPerSegment, options.Fsync, new GroupCommitDelay(options.CommitDelay, options.CommitSiblings), options.CachedSlots);
         var unit = new LogUnit(store, options.BlockSize, logger ?? NullLogger.Instance);
         try
         {

@@ -53,12 +53,37 @@ public sealed class LogUnitOptions
     /// <summary>How many slots the previous flush must have covered for a flush to wait <see cref="CommitDelay"/>.</summary>
     public int CommitSiblings { get; set; } = DefaultCommitSiblings;
 
+    /// <summary>The default <see cref="CachedSlots"/>: 1,024 slots, 8 MiB of 8 KiB blocks.</summary>
+    public const int DefaultCachedSlots = 1024;
+
+    /// <summary>
+    /// How many of the newest durable slots a unit leaves in the operating system's page cache.
+    /// After each group-commit fsync the unit tells the kernel (Linux <c>posix_fadvise</c>,
+    /// <c>POSIX_FADV_DONTNEED</c>) that it no longer needs the pages of the slots further behind,
+    /// so that the next writes reuse those pages rather than fresh memory: on a virtual machine
+    /// whose host takes back free memory, touching a fresh page costs the host a page fault, and
+    /// an unbounded page cache of log segments is what made the appends expensive (docs/log.md,
+    /// "The page cache"). A reader further behind reads those slots from the disk. Zero leaves
+    /// the page cache to the kernel; so does <see cref="FsyncPolicy.None"/> (the pages are still
+    /// dirty) and every system but Linux.
+    /// </summary>
+    public int CachedSlots { get; set; } = DefaultCachedSlots;
+
+    /// <summary>The error for a <c>--page-cache-slots</c> value below 0; null when it is valid.</summary>
+    public static string? CachedSlotsError(int slots) =>
+        slots < 0 ? $"--page-cache-slots {slots} is negative (0 leaves the page cache to the kernel)." : null;
+
     /// <summary>Checks the values.</summary>
     public void Validate()
     {
         if (CommitDelay < TimeSpan.Zero || CommitDelay > MaxCommitDelay)
         {
             throw new ArgumentOutOfRangeException(nameof(CommitDelay), CommitDelay, $"The commit delay must be between 0 and {MaxCommitDelay.TotalMilliseconds} ms.");
+        }
+
+        if (CachedSlots < 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(CachedSlots), CachedSlots, "Cached slots must be 0 (leave the page cache to the kernel) or more.");
         }
 
         if (CommitSiblings < 1)

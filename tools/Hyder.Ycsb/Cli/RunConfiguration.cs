@@ -172,7 +172,7 @@ internal sealed class RunConfiguration
     /// <summary>The embedded cluster's settings; null for other targets, which must not be given them.</summary>
     private EmbeddedClusterSettings? EmbeddedSettings(ParseResult parse, bool run)
     {
-        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync, O.CommitDelay, O.FinalMeldNice];
+        Option[] embeddedOnly = [O.Servers, O.PremeldThreads, O.PremeldDistance, O.GroupMeld, O.Commutative, O.SplitPhase, O.HotThreshold, O.Data, O.Fsync, O.CommitDelay, O.PageCacheSlots, O.FinalMeldNice];
         if (TargetName != "embedded")
         {
             if (embeddedOnly.FirstOrDefault(o => parse.GetResult(o) is { Implicit: false }) is { } given)
@@ -215,6 +215,12 @@ internal sealed class RunConfiguration
             throw new UsageException(commitDelayError);
         }
 
+        var pageCacheSlots = parse.GetValue(O.PageCacheSlots);
+        if (Hyder.Log.Units.LogUnitOptions.CachedSlotsError(pageCacheSlots) is { } pageCacheSlotsError)
+        {
+            throw new UsageException(pageCacheSlotsError);
+        }
+
         var nice = parse.GetValue(O.FinalMeldNice);
         if (Hyder.Tree.Pipeline.PipelineThreading.NiceError(nice, "--final-meld-nice") is { } niceError)
         {
@@ -228,6 +234,7 @@ internal sealed class RunConfiguration
             DataDirectory = data is null ? null : Path.GetFullPath(data),
             Fsync = parse.GetValue(O.Fsync) == "group",
             CommitDelay = TimeSpan.FromMicroseconds(commitDelay),
+            PageCacheSlots = pageCacheSlots,
             FinalMeldNice = nice,
             Commutative = parse.GetValue(O.Commutative),
             Sessions = Settings.Sessions,

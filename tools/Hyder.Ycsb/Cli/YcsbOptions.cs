@@ -43,6 +43,12 @@ internal static class YcsbOptions
         DefaultValueFactory = _ => (int)Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay.TotalMicroseconds,
     };
 
+    public static readonly Option<int> PageCacheSlots = new("--page-cache-slots")
+    {
+        Description = $"Embedded log: how many of the newest durable slots stay in the page cache; older ones are dropped after each group-commit fsync (Linux; default {Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots}; 0: leave the page cache to the kernel).",
+        DefaultValueFactory = _ => Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots,
+    };
+
     public static readonly Option<int> FinalMeldNice = new("--final-meld-nice")
     {
         Description = $"Embedded: the Linux nice value (-20..19) each server's final-meld thread asks for while the stages block (default 0: leave it at the process's; the main job asks for {Hyder.Tree.Pipeline.PipelineThreading.RaisedFinalMeldNice}; a raised thread also outranks other processes on the machine; below 0 needs CAP_SYS_NICE or RLIMIT_NICE).",
@@ -134,7 +140,7 @@ internal static class YcsbOptions
     /// <summary>Options both commands take.</summary>
     public static readonly Option[] Common =
     [
-        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, CommitDelay, FinalMeldNice, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
+        Target, Connect, Servers, PremeldThreads, PremeldDistance, GroupMeld, Commutative, SplitPhase, HotThreshold, Data, Fsync, CommitDelay, PageCacheSlots, FinalMeldNice, Postgres, TablePrefix, Workload, Distribution, ZipfianConstant, HotspotDataFraction, HotspotOperationFraction,
         RecordCount, KeySize, ValueSize, InsertOrder, MaxScanLength, Reads, Writes, ReadOnlyShare, Isolation, HotShare, LikeAlpha,
         WriteShare, StockCap, RestockShare, Threads, InFlight, TargetThroughput, Seed, Retries, StatusInterval, LoadBatch, Json, Csv,
     ];

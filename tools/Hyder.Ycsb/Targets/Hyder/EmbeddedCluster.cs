@@ -20,6 +20,9 @@ internal sealed record EmbeddedClusterSettings
     /// <summary>The embedded log's group-commit delay (<see cref="global::Hyder.Log.Units.LogUnitOptions.CommitDelay"/>).</summary>
     public TimeSpan CommitDelay { get; init; } = global::Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay;
 
+    /// <summary>How many of the embedded log's newest durable slots stay in the page cache (<see cref="global::Hyder.Log.Units.LogUnitOptions.CachedSlots"/>; 0: all).</summary>
+    public int PageCacheSlots { get; init; } = global::Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots;
+
     /// <summary>The nice value each server's final-meld thread asks for (<see cref="global::Hyder.Tree.Pipeline.PipelineThreading.FinalMeldNice"/>; 0: none).</summary>
     public int FinalMeldNice { get; init; }
 

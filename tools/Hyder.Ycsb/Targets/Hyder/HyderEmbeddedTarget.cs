@@ -38,7 +38,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
     }
 
     public string Description => string.Create(System.Globalization.CultureInfo.InvariantCulture,
-        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? (_settings.CommitDelay > TimeSpan.Zero ? $"group commit (delay {_settings.CommitDelay.TotalMicroseconds:0} µs)" : "group commit (no delay)") : "off")}, Add as {(_settings.Commutative ? "a commutative operation" : "a read-modify-write")}{(_settings.Cluster.SplitPhaseLength > 0 ? $", split phases of {_settings.Cluster.SplitPhaseLength} ordinals (hot at {_settings.Cluster.HotThreshold} operations)" : "")}; stage threads: {_servers[0].Threading}");
+        $"Hyder embedded cluster: {_servers.Length} transaction server{(_servers.Length == 1 ? "" : "s")} ({_settings.Pipeline}) on one embedded log in {(_temporary ? "a temporary directory" : _directory)}, fsync {(_settings.Fsync ? (_settings.CommitDelay > TimeSpan.Zero ? $"group commit (delay {_settings.CommitDelay.TotalMicroseconds:0} µs)" : "group commit (no delay)") : "off")}{(_settings.Fsync && _settings.PageCacheSlots > 0 && OperatingSystem.IsLinux() ? $", page cache kept for the newest {_settings.PageCacheSlots} slots" : "")}, Add as {(_settings.Commutative ? "a commutative operation" : "a read-modify-write")}{(_settings.Cluster.SplitPhaseLength > 0 ? $", split phases of {_settings.Cluster.SplitPhaseLength} ordinals (hot at {_settings.Cluster.HotThreshold} operations)" : "")}; stage threads: {_servers[0].Threading}");
 
     /// <summary>The servers (for tests).</summary>
     public IReadOnlyList<TransactionServer> Servers => _servers;
@@ -60,6 +60,7 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
                     BlockSize = Math.Max(settings.Cluster.BlockSize, LogUnitOptions.DefaultBlockSize),
                     Fsync = settings.Fsync ? FsyncPolicy.GroupCommit : FsyncPolicy.None,
                     CommitDelay = settings.CommitDelay,
+                    CachedSlots = settings.PageCacheSlots,
                 },
                 cancellationToken: cancellationToken).ConfigureAwait(false);
             for (var i = 0; i < settings.Servers; i++)
