@@ -11,6 +11,9 @@ namespace Hyder.Log.Storage;
 /// </summary>
 internal sealed partial class FileSlotStore : ISlotStore
 {
+    /// <summary><c>POSIX_FADV_DONTNEED</c> on Linux.</summary>
+    private const int PosixFadvDontNeed = 4;
+
     private readonly string _directory;
     private readonly int _blockSize;
     private readonly int _slotsPerSegment;
@@ -248,8 +251,6 @@ internal sealed partial class FileSlotStore : ISlotStore
             _dropOffset = 0;
         }
     }
-
-    private const int PosixFadvDontNeed = 4;
 
     [LibraryImport("libc", EntryPoint = "posix_fadvise")]
     private static partial int PosixFadvise(SafeFileHandle fd, long offset, long length, int advice);
