@@ -60,10 +60,10 @@ public sealed class LogUnitOptions
     /// How many of the newest durable slots a unit leaves in the operating system's page cache.
     /// After each group-commit fsync the unit tells the kernel (Linux <c>posix_fadvise</c>,
     /// <c>POSIX_FADV_DONTNEED</c>) that it no longer needs the pages of the slots further behind,
-    /// so that the next writes reuse those pages rather than fresh memory: on a virtual machine
-    /// whose host takes back free memory, touching a fresh page costs the host a page fault, and
-    /// an unbounded page cache of log segments is what made the appends expensive (docs/log.md,
-    /// "The page cache"). A reader further behind reads those slots from the disk. Zero leaves
+    /// so that the next writes reuse those pages rather than fresh memory: on the project's
+    /// virtual machine, appends into an ever-growing page cache cost the kernel 11-18 % of the
+    /// embedded main job's CPU, and a quarter of its throughput (docs/log.md, "The page cache").
+    /// A reader further behind reads those slots from the disk. Zero leaves
     /// the page cache to the kernel; so does <see cref="FsyncPolicy.None"/> (the pages are still
     /// dirty) and every system but Linux.
     /// </summary>
