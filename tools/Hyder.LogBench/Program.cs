@@ -7,7 +7,7 @@ using Hyder.LogBench;
 
 // Loopback appends/s through client -> sequencer -> chain of real unit processes.
 //   dotnet run -c Release --project tools/Hyder.LogBench -- [--clients 64] [--seconds 10] [--replicas 2]
-//       [--chains 1] [--block-size 8192] [--fsync group|none] [--commit-delay-us N] [--warmup 2] [--tokens] [--embedded] [--batch-tokens] [--tls]
+//       [--chains 1] [--block-size 8192] [--fsync group|none] [--commit-delay-us N] [--page-cache-slots N] [--warmup 2] [--tokens] [--embedded] [--batch-tokens] [--tls]
 const string Usage = """
     Hyder.LogBench: appends/s of fixed-size blocks through client -> sequencer -> chain of log units on loopback.
 
@@ -20,6 +20,8 @@ const string Usage = """
       --block-size N     block size in bytes (default 8192)
       --fsync group|none group commit (durable, default) or no fsync
       --commit-delay-us N  the units' group-commit delay (docs/log.md; default: 200 embedded, 0 in unit processes)
+      --page-cache-slots N how many of the newest durable slots the units keep in the page cache
+                         (docs/log.md, "The page cache"; default 1024; 0: leave it to the kernel)
       --tokens           also measure sequencer tokens/s
       --embedded         units, sequencer and client in this process (no sockets)
       --batch-tokens     let overlapping appends share one token request
@@ -51,7 +53,7 @@ var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppConte
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
 Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
-    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
+    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}, page cache {(settings.PageCacheSlots > 0 ? $"the newest {settings.PageCacheSlots} slots" : "left to the kernel")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
     $"{(settings.Tls && !settings.Embedded ? "mutual TLS" : "plaintext")}, data in {data}");
 
 if (settings.Embedded)
@@ -65,6 +67,7 @@ if (settings.Embedded)
         BlockSize = settings.BlockSize,
         Fsync = settings.Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit,
         CommitDelay = settings.CommitDelayUs is { } delayUs ? TimeSpan.FromMicroseconds(delayUs) : Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay,
+        CachedSlots = settings.PageCacheSlots,
     });
     Console.WriteLine("# embedded: units, sequencer and client in this process (segment files, no sockets)");
     await Measure.AppendsAsync(embedded, settings, []);
@@ -89,7 +92,8 @@ try
         {
             var unit = await HostProcess.StartAsync(configuration, ["--role", "unit", "--data", Path.Combine(data, $"u{c}{r}"), "--port", "0",
                 "--block-size", settings.BlockSize.ToString(CultureInfo.InvariantCulture), "--fsync", settings.Fsync,
-                "--commit-delay-us", (settings.CommitDelayUs ?? 0).ToString(CultureInfo.InvariantCulture), .. Member($"unit-{c}-{r}")]);
+                "--commit-delay-us", (settings.CommitDelayUs ?? 0).ToString(CultureInfo.InvariantCulture),
+                "--page-cache-slots", settings.PageCacheSlots.ToString(CultureInfo.InvariantCulture), .. Member($"unit-{c}-{r}")]);
             hosts.Add(unit);
             chain.Add(unit.Endpoint);
         }
@@ -145,6 +149,8 @@ internal sealed class Settings
     /// <summary>Null: each mode's default (the embedded log's 200 µs, a log host's none).</summary>
     public int? CommitDelayUs { get; private set; }
 
+    public int PageCacheSlots { get; private set; } = Hyder.Log.Units.LogUnitOptions.DefaultCachedSlots;
+
     public bool Tokens { get; private set; }
 
     public bool Embedded { get; private set; }
@@ -181,6 +187,14 @@ internal sealed class Settings
                     if (Hyder.Log.Units.LogUnitOptions.CommitDelayMicrosecondsError(s.CommitDelayUs.Value) is { } commitDelayError)
                     {
                         throw new ArgumentException(commitDelayError);
+                    }
+
+                    break;
+                case "--page-cache-slots":
+                    s.PageCacheSlots = NextInt();
+                    if (Hyder.Log.Units.LogUnitOptions.CachedSlotsError(s.PageCacheSlots) is { } pageCacheError)
+                    {
+                        throw new ArgumentException(pageCacheError);
                     }
 
                     break;
