@@ -53,7 +53,7 @@ var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppConte
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
 Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
-    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}, page cache {(settings.PageCacheSlots > 0 ? $"the newest {settings.PageCacheSlots} slots" : "left to the kernel")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
+    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}, page cache {(Hyder.Log.Units.LogUnitOptions.DropsPages(settings.Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit, settings.PageCacheSlots) ? $"the newest {settings.PageCacheSlots} slots" : "left to the kernel")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
     $"{(settings.Tls && !settings.Embedded ? "mutual TLS" : "plaintext")}, data in {data}");
 
 if (settings.Embedded)

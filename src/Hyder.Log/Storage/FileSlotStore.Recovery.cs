@@ -41,7 +41,7 @@ internal sealed partial class FileSlotStore
                 report.Segments++;
                 if (!segment.HeaderMatches(_blockSize, _slotsPerSegment, out var problem))
                 {
-                    if (!isLast || RandomAccess.GetLength(segment.Handle) >= SegmentFile.HeaderSize + SlotSize)
+                    if (!isLast || RandomAccess.GetLength(segment.Handle) >= OffsetOf(1))
                     {
                         throw new LogCorruptionException($"Segment '{segment.Path}': {problem}; its slots cannot be located.");
                     }
@@ -101,7 +101,7 @@ internal sealed partial class FileSlotStore
         {
             var count = Math.Min(ScanSlots, whole - first);
             var span = buffer.AsSpan(0, count * SlotSize);
-            RandomAccess.Read(segment.Handle, span, SegmentFile.HeaderSize + ((long)first * SlotSize));
+            RandomAccess.Read(segment.Handle, span, OffsetOf(first));
             for (var s = 0; s < count; s++)
             {
                 var slot = span.Slice(s * SlotSize, SlotSize);
@@ -147,7 +147,7 @@ internal sealed partial class FileSlotStore
         recovery.Slots.Sort((a, b) => a.Location.CompareTo(b.Location));
         if (isLast)
         {
-            var kept = SegmentFile.HeaderSize + (keep * SlotSize);
+            var kept = OffsetOf(keep);
             if (length > kept)
             {
                 report.TornSlotsCut += whole - keep + ((length - SegmentFile.HeaderSize) % SlotSize > 0 ? 1 : 0);

@@ -49,13 +49,16 @@ internal sealed partial class FileSlotStore : ISlotStore
         SlotSize = SlotHeader.Size + blockSize;
         if (policy == FsyncPolicy.GroupCommit)
         {
-            _cachedSlots = OperatingSystem.IsLinux() ? cachedSlots : 0;
+            _cachedSlots = Units.LogUnitOptions.DropsPages(policy, cachedSlots) ? cachedSlots : 0;
             _commit = new GroupCommit(FlushActive, "hyder-log-fsync", delay, _cachedSlots > 0 ? DropBehind : null);
         }
     }
 
     /// <inheritdoc />
     public int SlotSize { get; }
+
+    /// <summary>Where slot <paramref name="slotInSegment"/> of a segment starts in its file (a slot count gives where the slots before it end).</summary>
+    private long OffsetOf(long slotInSegment) => SegmentFile.HeaderSize + (slotInSegment * SlotSize);
 
     /// <summary>Fsync calls made by group commit (0 with <see cref="FsyncPolicy.None"/>).</summary>
     public long Flushes => _commit?.Flushes ?? 0;
@@ -78,7 +81,7 @@ internal sealed partial class FileSlotStore : ISlotStore
 
         var active = _active!;
         var slotInSegment = (int)(location - (segmentIndex * _slotsPerSegment));
-        RandomAccess.Write(active.Handle, slot, SegmentFile.HeaderSize + ((long)slotInSegment * SlotSize));
+        RandomAccess.Write(active.Handle, slot, OffsetOf(slotInSegment));
         active.Count = slotInSegment + 1;
         active.MaxAddress = Math.Max(active.MaxAddress, address);
 
@@ -104,7 +107,7 @@ internal sealed partial class FileSlotStore : ISlotStore
             }
         }
 
-        var offset = SegmentFile.HeaderSize + ((location % _slotsPerSegment) * SlotSize);
+        var offset = OffsetOf(location % _slotsPerSegment);
         try
         {
             return RandomAccess.Read(segment.Handle, slot[..SlotSize], offset) == SlotSize;
@@ -224,8 +227,8 @@ internal sealed partial class FileSlotStore : ISlotStore
 
             var whole = keepFrom >= (_dropSegment + 1) * _slotsPerSegment;
             var end = whole
-                ? SegmentFile.HeaderSize + ((long)_slotsPerSegment * SlotSize)
-                : (SegmentFile.HeaderSize + ((keepFrom - (_dropSegment * _slotsPerSegment)) * SlotSize)) & ~(long)(Environment.SystemPageSize - 1);
+                ? OffsetOf(_slotsPerSegment)
+                : OffsetOf(keepFrom - (_dropSegment * _slotsPerSegment)) & ~(long)(Environment.SystemPageSize - 1);
             if (segment is not null && end > _dropOffset)
             {
                 try

@@ -69,6 +69,10 @@ public sealed class LogUnitOptions
     /// </summary>
     public int CachedSlots { get; set; } = DefaultCachedSlots;
 
+    /// <summary>Whether a unit with these settings drops pages (<see cref="CachedSlots"/>): group commit, slots to keep, Linux.</summary>
+    public static bool DropsPages(FsyncPolicy fsync, int cachedSlots) =>
+        fsync == FsyncPolicy.GroupCommit && cachedSlots > 0 && OperatingSystem.IsLinux();
+
     /// <summary>The error for a <c>--page-cache-slots</c> value below 0; null when it is valid.</summary>
     public static string? CachedSlotsError(int slots) =>
         slots < 0 ? $"--page-cache-slots {slots} is negative (0 leaves the page cache to the kernel)." : null;
