@@ -238,6 +238,27 @@ public sealed class ReclamationTests
     }
 
     [Fact]
+    public void APoolHandsBackItsFreeNodesNewestFirstAndCleared()
+    {
+        // Each rent past the first few also prefetches a node further down the list: a hint that
+        // must not change which node comes back or what it holds.
+        var pool = new NodePool(64);
+        var nodes = Enumerable.Range(0, 20).Select(_ => pool.Rent()).ToList();
+        for (var i = 0; i < nodes.Count; i++)
+        {
+            nodes[i].Key = [(byte)i];
+            nodes[i].Payload = [(byte)i, 1];
+        }
+
+        nodes.ForEach(pool.Return);
+        var again = Enumerable.Range(0, 20).Select(_ => pool.Rent()).ToList();
+        Assert.Equal(Enumerable.Reverse(nodes), again);
+        Assert.All(again, n => Assert.True(n.Key.Length == 0 && n.Payload.Length == 0 && n.Flags == NodeFlags.None));
+        Assert.Equal(20, pool.Allocated);
+        Assert.Equal(0, pool.Count);
+    }
+
+    [Fact]
     public void AFullPoolLeavesExtraNodesToTheCollector()
     {
         var pool = new NodePool(2);

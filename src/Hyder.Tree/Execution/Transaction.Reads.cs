@@ -170,9 +170,10 @@ public sealed partial class Transaction
         var prefix = Keys.Prefix(key);
         while (true)
         {
-            var n = Own(slot!);
+            var s = slot!;
+            var c = Keys.Compare(key, prefix, s);
+            var n = Own(s);
             slot = n;
-            var c = Keys.Compare(key, prefix, n);
             if (c == 0)
             {
                 // Reading one's own insert depends on nothing in the snapshot.
