@@ -229,6 +229,7 @@ public sealed class Database
                 IntentionValidator.Validate(intention);
             }
 
+            intention.PrefetchInsideNodes();
             outcome = _meld.Apply(intention, lcs, out root, out displaced);
         }
         catch (IntentionRejectedException e)

@@ -60,6 +60,37 @@ public static class IntentionValidator
             ThrowHelper.ThrowInvalidOperation($"{intention} is not an executor's unsealed intention");
         }
 
+        // The executor made these nodes over all of the transaction's operations, and the early
+        // ones have left this core's cache by now, as have their keys and the snapshot's nodes
+        // below them. Hinting them from the list (the nodes, then what they point to) lets the
+        // misses overlap, where the walk below would meet them one at a time.
+        var made = intention.MadeNodes.Span;
+        foreach (var n in made)
+        {
+            if (n is not null)
+            {
+                Memory.CacheHints.Prefetch(n);
+            }
+        }
+
+        foreach (var n in made)
+        {
+            if (n is not null)
+            {
+                Memory.CacheHints.Prefetch(n.Key);
+                if (n.Left is { } left)
+                {
+                    Memory.CacheHints.Prefetch(left);
+                }
+
+                if (n.Right is { } right)
+                {
+                    Memory.CacheHints.Prefetch(right);
+                }
+            }
+        }
+
+        intention.MadeNodes = default;
         Check(intention);
     }
 

@@ -18,6 +18,46 @@ public sealed class ExecutorTests
     }
 
     [Fact]
+    public void AnIntentionNamesEveryNodeItsTransactionMadeUntilItIsValidated()
+    {
+        // MadeNodes is the validator's prefetch list: it must cover the nodes validation walks
+        // (hints only, so a miss would cost speed, not a result), and go once it is used.
+        var db = Load([.. Enumerable.Range(0, 64).Select(i => $"k{i:D2}")]);
+        var tx = db.Begin(IsolationLevel.Serializable);
+        foreach (var k in new[] { "k03", "k17", "k40", "k41", "k62" })
+        {
+            Assert.True(tx.TryGet(K(k), out _));
+        }
+
+        tx.Put(K("k20"), K("w"));
+        Assert.True(tx.Insert(K("k20a"), K("new")));
+        Assert.True(tx.Delete(K("k50")));
+        var intention = tx.Complete()!;
+
+        var made = intention.MadeNodes.ToArray().ToHashSet(ReferenceEqualityComparer.Instance);
+        var inside = new List<Node>();
+        Inside(intention.Root, intention.ExecutorToken, inside);
+        Assert.True(inside.Count > 10, $"{inside.Count} inside nodes");
+        Assert.All(inside, n => Assert.Contains(n, made));
+
+        IntentionValidator.ValidateBeforeAppend(intention);
+        Assert.True(intention.MadeNodes.IsEmpty);
+        Assert.True(intention.IsValidated);
+
+        static void Inside(Node? n, long token, List<Node> into)
+        {
+            if (n is null || n.Owner != token)
+            {
+                return;
+            }
+
+            into.Add(n);
+            Inside(n.Left, token, into);
+            Inside(n.Right, token, into);
+        }
+    }
+
+    [Fact]
     public void ReadsSeeTheTransactionsOwnWritesAndNotLaterCommits()
     {
         var db = Load("a", "b", "c");

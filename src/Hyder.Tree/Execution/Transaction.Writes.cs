@@ -202,7 +202,7 @@ public sealed partial class Transaction
     {
         if (t is null)
         {
-            var leaf = _pool.Rent();
+            var leaf = Make();
             leaf.Key = key;
             if ((flags & NodeFlags.Operations) != 0)
             {

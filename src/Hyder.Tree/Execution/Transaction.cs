@@ -28,6 +28,13 @@ public sealed partial class Transaction : IDisposable
     private bool _hasOperations;
     private bool _finished;
 
+    // The nodes this transaction made (the first MaxMadeNodes), for the validator's prefetch
+    // (Intention.MadeNodes); the array stays with the pooled transaction and is reused.
+    private const int MaxMadeNodes = 4096;
+
+    private Node[]? _made;
+    private int _madeCount;
+
     internal Transaction(Database database, DatabaseState snapshot, IsolationLevel isolation, NodePool pool)
     {
         _database = database;
@@ -49,6 +56,12 @@ public sealed partial class Transaction : IDisposable
         _hasOperations = false;
         _finished = false;
         _recycled = false;
+        if (_made is not null)
+        {
+            Array.Clear(_made, 0, _madeCount);
+        }
+
+        _madeCount = 0;
         CommutativeMode = default;
     }
 
@@ -105,6 +118,7 @@ public sealed partial class Transaction : IDisposable
         {
             ExecutorToken = _token,
             HasOperations = _hasOperations,
+            MadeNodes = _made.AsMemory(0, _madeCount),
         };
     }
 
@@ -138,7 +152,7 @@ public sealed partial class Transaction : IDisposable
             return s;
         }
 
-        var n = _pool.Rent();
+        var n = Make();
         n.CopyKeyOf(s);
         n.CopyPayloadOf(s);
         n.Left = s.Left;
@@ -149,6 +163,24 @@ public sealed partial class Transaction : IDisposable
         n.Flags = NodeFlags.SubtreeIsOnlyReadDependent;
         n.Owner = _token;
         n.Source = s;
+        return n;
+    }
+
+    /// <summary>A node from the pool, remembered for <see cref="Intention.MadeNodes"/>.</summary>
+    private Node Make()
+    {
+        var n = _pool.Rent();
+        _made ??= new Node[256];
+        if (_madeCount == _made.Length && _made.Length < MaxMadeNodes)
+        {
+            Array.Resize(ref _made, _made.Length * 2);
+        }
+
+        if (_madeCount < _made.Length)
+        {
+            _made[_madeCount++] = n;
+        }
+
         return n;
     }
 

@@ -65,6 +65,10 @@ public sealed class TransactionPoolTests
         var intention = again.Complete()!;
         Assert.Empty(intention.Deletes);
         Assert.Empty(intention.RootRanges);
+
+        // The validator's prefetch list names this transaction's nodes only, none of the first's.
+        Assert.NotEmpty(intention.MadeNodes.ToArray());
+        Assert.All(intention.MadeNodes.ToArray(), n => Assert.Equal(intention.ExecutorToken, n.Owner));
         again.Dispose();
     }
 
