@@ -181,7 +181,7 @@ public static class IntentionValidator
 
     private static void Metadata(Intention i, Node n)
     {
-        if (n.Key.Length == 0)
+        if (n.KeyLength == 0)
         {
             Reject(i, "a node has an empty key");
         }

@@ -37,7 +37,7 @@ public static class Keys
             return a.KeyPrefix < b.KeyPrefix ? -1 : 1;
         }
 
-        return CompareTail(a.Key, b.Key);
+        return a.KeyLength <= 8 && b.KeyLength <= 8 ? a.KeyLength.CompareTo(b.KeyLength) : CompareTail(a.Key, b.Key);
     }
 
     /// <summary>Compares a key (with its prefix) to a node's key, by prefix first.</summary>
@@ -49,7 +49,7 @@ public static class Keys
             return prefix < n.KeyPrefix ? -1 : 1;
         }
 
-        return CompareTail(key, n.Key);
+        return key.Length <= 8 && n.KeyLength <= 8 ? key.Length.CompareTo(n.KeyLength) : CompareTail(key, n.Key);
     }
 
     /// <remarks>
@@ -58,7 +58,7 @@ public static class Keys
     /// </remarks>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static int CompareTail(byte[] a, byte[] b) =>
-        ReferenceEquals(a, b) ? 0 : a.Length <= 8 && b.Length <= 8 ? a.Length.CompareTo(b.Length) : a.AsSpan().SequenceCompareTo(b);
+        ReferenceEquals(a, b) ? 0 : a.AsSpan().SequenceCompareTo(b);
 
     /// <summary>The node with <paramref name="key"/> in the tree under <paramref name="root"/>, or null.</summary>
     public static Node? Find(Node? root, byte[] key)

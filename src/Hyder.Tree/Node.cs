@@ -24,6 +24,7 @@ public sealed class Node
         {
             _key = value;
             KeyPrefix = Keys.Prefix(value);
+            KeyLength = value.Length;
         }
     }
 
@@ -33,6 +34,7 @@ public sealed class Node
     {
         _key = other._key;
         KeyPrefix = other.KeyPrefix;
+        KeyLength = other.KeyLength;
     }
 
     /// <summary>
@@ -40,6 +42,13 @@ public sealed class Node
     /// comparison of keys up to 8 bytes never leaves the node (the arrays are cache misses).
     /// </summary>
     public ulong KeyPrefix;
+
+    /// <summary>
+    /// The key's length, kept beside <see cref="KeyPrefix"/>: with it, two keys of up to 8 bytes
+    /// compare without either array (the prefix pads with zeros, so only the lengths tell "ab"
+    /// from "ab\0"). It sits in what was padding, so a node is no larger.
+    /// </summary>
+    public int KeyLength { get; private set; }
 
     /// <summary>The payload.</summary>
     public byte[] Payload = [];
@@ -164,6 +173,7 @@ public sealed class Node
         // node that goes back to a pool, many of them on the final-meld thread.
         _key = [];
         KeyPrefix = 0;
+        KeyLength = 0;
         Payload = [];
         Left = null;
         Right = null;

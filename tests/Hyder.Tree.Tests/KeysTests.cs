@@ -19,8 +19,15 @@ public sealed class KeysTests
             var expected = Math.Sign(a.AsSpan().SequenceCompareTo(b));
             var na = new Node { Key = a };
             var nb = new Node { Key = b };
+
+            // A copy takes the key's cached prefix and length with it (path copies do).
+            var copy = new Node();
+            copy.CopyKeyOf(nb);
             return Math.Sign(Keys.Compare(na, nb)) == expected
-                && Math.Sign(Keys.Compare(a, Keys.Prefix(a), nb)) == expected;
+                && Math.Sign(Keys.Compare(a, Keys.Prefix(a), nb)) == expected
+                && Math.Sign(Keys.Compare(na, copy)) == expected
+                && Math.Sign(Keys.Compare(a, Keys.Prefix(a), copy)) == expected
+                && copy.KeyLength == b.Length;
         });
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(5000).WithQuietOnSuccess(true), property);
     }

@@ -253,7 +253,7 @@ public sealed class ReclamationTests
         nodes.ForEach(pool.Return);
         var again = Enumerable.Range(0, 20).Select(_ => pool.Rent()).ToList();
         Assert.Equal(Enumerable.Reverse(nodes), again);
-        Assert.All(again, n => Assert.True(n.Key.Length == 0 && n.Payload.Length == 0 && n.Flags == NodeFlags.None));
+        Assert.All(again, n => Assert.True(n.Key.Length == 0 && n.KeyLength == 0 && n.KeyPrefix == 0 && n.Payload.Length == 0 && n.Flags == NodeFlags.None));
         Assert.Equal(20, pool.Allocated);
         Assert.Equal(0, pool.Count);
     }
