@@ -61,9 +61,10 @@ public static class IntentionValidator
         }
 
         // The executor made these nodes over all of the transaction's operations, and the early
-        // ones have left this core's cache by now, as have their keys and the snapshot's nodes
-        // below them. Hinting them from the list (the nodes, then what they point to) lets the
-        // misses overlap, where the walk below would meet them one at a time.
+        // ones have left this core's cache by now, as have the snapshot's nodes below them (which
+        // the walk below reads) and their keys (which the encoder copies next). Hinting them from
+        // the list, the nodes first and then what they point to, lets the misses overlap, where
+        // the walk would meet them one at a time.
         var made = intention.MadeNodes.Span;
         foreach (var n in made)
         {
