@@ -4,7 +4,7 @@ using System.Runtime.Intrinsics.X86;
 namespace Hyder.Tree.Memory;
 
 /// <summary>
-/// Prefetch hints for objects the engine is about to write and knows to be cold. A hint never
+/// Prefetch hints for objects the engine is about to touch and knows to be cold. A hint never
 /// faults and changes no result; on hardware without the instruction it does nothing. Issued a few
 /// uses ahead, a miss overlaps with the work before the use instead of stalling it.
 /// </summary>
