@@ -264,12 +264,53 @@ public sealed class Intention
     /// </summary>
     internal void PrefetchInsideNodes()
     {
-        if (_sealOrder is { } order && IsSealed)
+        if (!HasInsideNodes)
         {
-            // Post-order: the root is last.
-            for (var i = _sealOrderCount - 1; i >= 0; i--)
+            return;
+        }
+
+        // Post-order: the root is last.
+        for (var i = _sealOrderCount - 1; i >= 0; i--)
+        {
+            Memory.CacheHints.Prefetch(_sealOrder![i]);
+        }
+    }
+
+    /// <summary>
+    /// Hints <see cref="MadeNodes"/> into this core's cache and drops the list: the nodes first, then
+    /// what the walks after them read next (the snapshot's nodes below them, which validation
+    /// visits, and their keys, which the encoder copies). The executor made these nodes over all of
+    /// its transaction's operations, so the early ones have left the cache by commit; from the
+    /// list the misses overlap, where a walk would meet them one at a time.
+    /// </summary>
+    internal void PrefetchMadeNodes()
+    {
+        var made = MadeNodes.Span;
+        MadeNodes = default;
+        foreach (var n in made)
+        {
+            if (n is not null)
             {
-                Memory.CacheHints.Prefetch(order[i]);
+                Memory.CacheHints.Prefetch(n);
+            }
+        }
+
+        foreach (var n in made)
+        {
+            if (n is null)
+            {
+                continue;
+            }
+
+            Memory.CacheHints.Prefetch(n.Key);
+            if (n.Left is { } left)
+            {
+                Memory.CacheHints.Prefetch(left);
+            }
+
+            if (n.Right is { } right)
+            {
+                Memory.CacheHints.Prefetch(right);
             }
         }
     }

@@ -60,38 +60,7 @@ public static class IntentionValidator
             ThrowHelper.ThrowInvalidOperation($"{intention} is not an executor's unsealed intention");
         }
 
-        // The executor made these nodes over all of the transaction's operations, and the early
-        // ones have left this core's cache by now, as have the snapshot's nodes below them (which
-        // the walk below reads) and their keys (which the encoder copies next). Hinting them from
-        // the list, the nodes first and then what they point to, lets the misses overlap, where
-        // the walk would meet them one at a time.
-        var made = intention.MadeNodes.Span;
-        foreach (var n in made)
-        {
-            if (n is not null)
-            {
-                Memory.CacheHints.Prefetch(n);
-            }
-        }
-
-        foreach (var n in made)
-        {
-            if (n is not null)
-            {
-                Memory.CacheHints.Prefetch(n.Key);
-                if (n.Left is { } left)
-                {
-                    Memory.CacheHints.Prefetch(left);
-                }
-
-                if (n.Right is { } right)
-                {
-                    Memory.CacheHints.Prefetch(right);
-                }
-            }
-        }
-
-        intention.MadeNodes = default;
+        intention.PrefetchMadeNodes();
         Check(intention);
     }
 

@@ -37,7 +37,7 @@ public static class Keys
             return a.KeyPrefix < b.KeyPrefix ? -1 : 1;
         }
 
-        return a.KeyLength <= 8 && b.KeyLength <= 8 ? a.KeyLength.CompareTo(b.KeyLength) : CompareTail(a.Key, b.Key);
+        return CompareTail(a.Key, a.KeyLength, b.Key, b.KeyLength);
     }
 
     /// <summary>Compares a key (with its prefix) to a node's key, by prefix first.</summary>
@@ -49,15 +49,24 @@ public static class Keys
             return prefix < n.KeyPrefix ? -1 : 1;
         }
 
-        return key.Length <= 8 && n.KeyLength <= 8 ? key.Length.CompareTo(n.KeyLength) : CompareTail(key, n.Key);
+        return CompareTail(key, key.Length, n.Key, n.KeyLength);
     }
+
+    /// <summary>
+    /// Compares two keys whose prefixes are equal. Keys of up to 8 bytes are then told apart by
+    /// their lengths alone (the prefix pads with zeros), which the caller passes so that neither
+    /// array, cold in the cache, is read.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int CompareTail(byte[] a, int aLength, byte[] b, int bLength) =>
+        aLength <= 8 && bLength <= 8 ? aLength.CompareTo(bLength) : CompareLong(a, b);
 
     /// <remarks>
     /// The same array is the same key: a copied node shares its source's key array (meld compares an
     /// intention's copy with the state's node it came from), and that array is cold in the cache.
     /// </remarks>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static int CompareTail(byte[] a, byte[] b) =>
+    private static int CompareLong(byte[] a, byte[] b) =>
         ReferenceEquals(a, b) ? 0 : a.AsSpan().SequenceCompareTo(b);
 
     /// <summary>The node with <paramref name="key"/> in the tree under <paramref name="root"/>, or null.</summary>

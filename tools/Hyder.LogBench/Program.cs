@@ -53,7 +53,7 @@ var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppConte
 var data = Path.Combine(Path.GetTempPath(), "hyder-logbench-" + Guid.NewGuid().ToString("N")[..8]);
 Console.WriteLine($"# Hyder log benchmark: {Environment.ProcessorCount} cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}");
 Console.WriteLine($"# {settings.Chains} chain(s) x {settings.Replicas} replica(s) of unit processes on loopback, {settings.Clients} concurrent appends, " +
-    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}, page cache {(Hyder.Log.Units.LogUnitOptions.DropsPages(settings.Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit, settings.PageCacheSlots) ? $"the newest {settings.PageCacheSlots} slots" : "left to the kernel")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
+    $"{settings.BlockSize} B blocks, fsync {settings.Fsync} (commit delay {(settings.CommitDelayUs is { } us ? $"{us} µs" : "default")}, page cache {(Hyder.Log.Units.LogUnitOptions.DropsPages(settings.FsyncPolicy, settings.PageCacheSlots) ? $"the newest {settings.PageCacheSlots} slots" : "left to the kernel")}), {settings.Seconds} s measured after {settings.Warmup} s warm-up, " +
     $"{(settings.Tls && !settings.Embedded ? "mutual TLS" : "plaintext")}, data in {data}");
 
 if (settings.Embedded)
@@ -65,7 +65,7 @@ if (settings.Embedded)
         Replicas = settings.Replicas,
         Chains = settings.Chains,
         BlockSize = settings.BlockSize,
-        Fsync = settings.Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit,
+        Fsync = settings.FsyncPolicy,
         CommitDelay = settings.CommitDelayUs is { } delayUs ? TimeSpan.FromMicroseconds(delayUs) : Hyder.Log.Units.LogUnitOptions.EmbeddedCommitDelay,
         CachedSlots = settings.PageCacheSlots,
     });
@@ -145,6 +145,9 @@ internal sealed class Settings
     public int BlockSize { get; private set; } = 8192;
 
     public string Fsync { get; private set; } = "group";
+
+    /// <summary><see cref="Fsync"/> as the log's policy.</summary>
+    public Hyder.Log.Storage.FsyncPolicy FsyncPolicy => Fsync == "none" ? Hyder.Log.Storage.FsyncPolicy.None : Hyder.Log.Storage.FsyncPolicy.GroupCommit;
 
     /// <summary>Null: each mode's default (the embedded log's 200 µs, a log host's none).</summary>
     public int? CommitDelayUs { get; private set; }
