@@ -45,5 +45,13 @@ if (args.Length > 0 && args[0] == "tls")
     return await Hyder.Benchmarks.Rpc.TlsCost.RunAsync(args[1..]);
 }
 
+// `rpc-floor [--streams N] [--warmup S] [--seconds S] [--rounds N] [--transport tcp|uds|both]`: what
+// the official gRPC stack alone costs per interactive transaction, two processes, no database
+// (docs/benchmarks/rpc.md, "The transport's floor").
+if (args.Length > 0 && args[0] == "rpc-floor")
+{
+    return await Hyder.Benchmarks.Rpc.TransportFloor.RunAsync(args[1..]);
+}
+
 BenchmarkSwitcher.FromAssembly(typeof(MeldReport).Assembly).Run(args);
 return 0;
