@@ -75,7 +75,10 @@ public sealed partial class HyderTransaction : IAsyncDisposable
         return result.Found ? Wire.Take(result.Value) : null;
     }
 
-    /// <summary>Writes a key (insert or update).</summary>
+    /// <summary>
+    /// Writes a key (insert or update). The key and the value are copied into the request when the
+    /// method is called: the caller may change or reuse the arrays as soon as it returns.
+    /// </summary>
     /// <param name="key">The key (not empty).</param>
     /// <param name="value">The payload.</param>
     /// <param name="cancellationToken">Cancels the write (and with it the transaction).</param>

@@ -74,6 +74,29 @@ public sealed class PipelineTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task APutCopiesItsKeyAndValueWhenItIsCalled()
+    {
+        await using var tx = await Client.BeginAsync();
+        var key = Of("copied");
+        var value = Of("before");
+        Task put;
+        using (tx.Batch())
+        {
+            put = tx.PutAsync(key, value);
+
+            // The batch is not sent yet: what goes out must not be the caller's arrays.
+            Array.Fill(key, (byte)'x');
+            Array.Fill(value, (byte)'!');
+        }
+
+        await put;
+        await tx.CommitAsync();
+
+        Assert.Equal("before", Text(Engine.Peek(Of("copied"))));
+        Assert.Null(Engine.Peek(key));
+    }
+
+    [Fact]
     public async Task OperationsWaitingBehindAnUnansweredOneAreAnsweredOnceItIs()
     {
         Engine.OperationGate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);

@@ -204,6 +204,24 @@ public class OneShotTests
         Assert.Null(sent[1].Value);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task APipelinedValueIsACopyOfItsOwnUnlessTheSessionOnlyReadsItDuringTheCall(bool readsOnlyDuringTheCall)
+    {
+        var session = new RecordingSession(readsOnlyDuringTheCall);
+        var value = new byte[] { 1, 2, 3 };
+        var space = new KeySpace(0, "usertable", ValueKind.Bytes, 1);
+
+        await session.RunPipelinedAsync(IsolationLevel.Serializable, [new OneShotOperation(space, new byte[] { 8 }, null), new OneShotOperation(space, new byte[] { 7 }, value)], default);
+
+        // A remote put copies its value into the request when it is called, within the call.
+        var sent = session.Sent!;
+        Assert.Null(sent[0].Value);
+        Assert.Equal(value, sent[1].Value);
+        Assert.Equal(readsOnlyDuringTheCall, ReferenceEquals(value, sent[1].Value));
+    }
+
     private static DriverSettings Settings() => new()
     {
         Threads = 2,
@@ -350,7 +368,7 @@ public class OneShotTests
         }
     }
 
-    /// <summary>A Hyder session that records what a one-shot transaction hands to <c>ExecuteOneShotAsync</c>.</summary>
+    /// <summary>A Hyder session that records what a one-shot or pipelined transaction hands to <c>ExecuteOneShotAsync</c> or <c>ExecutePipelinedAsync</c>.</summary>
     private sealed class RecordingSession(bool readsOnlyDuringTheCall) : HyderSession
     {
         public (byte[] Key, byte[]? Value)[]? Sent { get; private set; }
@@ -366,6 +384,14 @@ public class OneShotTests
         public override ValueTask DisposeAsync() => ValueTask.CompletedTask;
 
         protected override ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
+        {
+            Sent = operations;
+            return ValueTask.FromResult(new OneShotOutcome(CommitOutcome.Success, 0));
+        }
+
+        public override bool CanPipeline => true;
+
+        protected override ValueTask<OneShotOutcome> ExecutePipelinedAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
         {
             Sent = operations;
             return ValueTask.FromResult(new OneShotOutcome(CommitOutcome.Success, 0));

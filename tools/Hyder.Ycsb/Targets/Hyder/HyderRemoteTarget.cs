@@ -175,8 +175,14 @@ internal sealed class HyderRemoteTarget : ITarget
         public override async ValueTask AddAsync(KeySpace space, ReadOnlyMemory<byte> key, long delta, long? min, long? max, CancellationToken cancellationToken) =>
             await Guard(Open.AddAsync(HyderKeys.Encode(space, key.Span), delta, min, max, cancellationToken)).ConfigureAwait(false);
 
-        /// <summary>The call serializes the values; they need not be copies of their own.</summary>
+        /// <summary>
+        /// A one-shot call serializes the values, and a put copies its value into its request when it
+        /// is called (Hyder.Client's PutAsync): they need not be copies of their own.
+        /// </summary>
         protected override bool ReadsValuesOnlyDuringTheCall => true;
+
+        /// <inheritdoc cref="ReadsValuesOnlyDuringTheCall"/>
+        protected override bool PutReadsValueOnlyDuringTheCall => true;
 
         /// <summary>One unary Execute call: the whole transaction in one round trip.</summary>
         protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)

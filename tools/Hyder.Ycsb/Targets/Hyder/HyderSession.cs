@@ -32,7 +32,7 @@ internal abstract class HyderSession : ITargetSession
     public virtual bool CanPipeline => false;
 
     public ValueTask<OneShotOutcome> RunPipelinedAsync(IsolationLevel isolation, IReadOnlyList<OneShotOperation> operations, CancellationToken cancellationToken) =>
-        ExecutePipelinedAsync(isolation, Encode(operations, borrowValues: false), cancellationToken);
+        ExecutePipelinedAsync(isolation, Encode(operations, borrowValues: ReadsValuesOnlyDuringTheCall), cancellationToken);
 
     /// <summary>The driver's value buffer itself when the call only reads it while it runs, else a copy of its own.</summary>
     private static byte[] Value(ReadOnlyMemory<byte> value, bool borrow) =>
@@ -93,9 +93,10 @@ internal abstract class HyderSession : ITargetSession
     }
 
     /// <summary>
-    /// Whether <see cref="ExecuteOneShotAsync"/> only reads the values while it runs (a remote call
-    /// serializes them), so the driver's own buffers go as they are; otherwise (the engine keeps
-    /// them in its tree) each value is a copy of its own.
+    /// Whether <see cref="ExecuteOneShotAsync"/> and <see cref="ExecutePipelinedAsync"/> only read
+    /// the values while they run (a remote call serializes them; a remote put copies its value into
+    /// the request when it is called), so the driver's own buffers go as they are; otherwise (the
+    /// engine keeps them in its tree) each value is a copy of its own.
     /// </summary>
     protected virtual bool ReadsValuesOnlyDuringTheCall => false;
 
@@ -105,7 +106,7 @@ internal abstract class HyderSession : ITargetSession
     /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep unless <see cref="ReadsValuesOnlyDuringTheCall"/>.</summary>
     protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
 
-    /// <summary>A pipelined interactive transaction of gets (no value) and puts; the session's to keep.</summary>
+    /// <summary>A pipelined interactive transaction of gets (no value) and puts; the session's to keep unless <see cref="ReadsValuesOnlyDuringTheCall"/>.</summary>
     protected virtual ValueTask<OneShotOutcome> ExecutePipelinedAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken) =>
         throw new NotSupportedException("this session does not pipeline interactive transactions");
 
