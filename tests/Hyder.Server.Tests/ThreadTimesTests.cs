@@ -58,6 +58,46 @@ public sealed class ThreadTimesTests
     }
 
     [Fact]
+    public void OneInteractiveOperationInSixtyFourIsTimedAsExecuteApartFromTheStagesCount()
+    {
+        using var metrics = new ServerMetrics("sampler");
+        var timed = 0;
+        var spent = 0L;
+        var stageTimed = 0;
+        var worker = new Thread(() =>
+        {
+            for (var i = 0; i < 2 * ServerMetrics.OperationCpuSampleEvery; i++)
+            {
+                // One-shot execute stretches in between do not move the operations' count.
+                if (ServerMetrics.StartCpu(ExecutorStage.Execute) >= 0)
+                {
+                    stageTimed++;
+                }
+
+                var start = ServerMetrics.StartOperationCpu();
+                if (start >= 0)
+                {
+                    timed++;
+                    var t0 = Tree.Pipeline.ThreadCpu.NowNs();
+                    while (Tree.Pipeline.ThreadCpu.NowNs() - t0 < 2_000_000)
+                    {
+                    }
+
+                    spent += Tree.Pipeline.ThreadCpu.NowNs() - t0;
+                }
+
+                metrics.EndOperationCpu(start);
+            }
+        });
+        worker.Start();
+        worker.Join();
+
+        Assert.Equal(2, timed);
+        Assert.Equal(2 * ServerMetrics.OperationCpuSampleEvery / ServerMetrics.CpuSampleEvery, stageTimed);
+        Assert.InRange(metrics.CpuNanoseconds(ExecutorStage.Execute), spent * ServerMetrics.OperationCpuSampleEvery, (spent + 2_000_000) * ServerMetrics.OperationCpuSampleEvery);
+    }
+
+    [Fact]
     public void ANamedThreadThatSpinsShowsUpInItsGroup()
     {
         if (!OperatingSystem.IsLinux())

@@ -51,7 +51,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
                 throw new EngineException(EngineErrorCode.InvalidArgument, $"more than {server.Limits.MaxOperations} operations in one transaction");
             }
 
-            var cpu = ServerMetrics.StartCpu(ExecutorStage.Execute);
+            var cpu = ServerMetrics.StartOperationCpu();
             try
             {
                 return Done(operation, TransactionServer.Run(_tx, operation, server.Limits));
@@ -62,7 +62,7 @@ internal sealed class InteractiveTransaction(TransactionServer server, Transacti
             }
             finally
             {
-                server.Metrics.EndCpu(ExecutorStage.Execute, cpu);
+                server.Metrics.EndOperationCpu(cpu);
             }
         }
 
