@@ -21,9 +21,9 @@ namespace Hyder.Server.Grpc;
 /// exist; with none free it stops reading, and HTTP/2 flow control holds the client back), reads
 /// the next request into it and starts the transaction. A slot whose transaction completes queues
 /// itself for the writer, which writes the answers in completion order, buffering all but the last
-/// of those waiting (one flush for a burst of answers), and frees each slot once written. Each slot
-/// reuses its response messages and its cancellation source, so a transaction allocates what the
-/// engine needs and the results' wrappers, not a call.
+/// of those waiting (one flush for a burst of answers, at most <see cref="MaxAnswersPerFlush"/>),
+/// and frees each slot once written. Each slot reuses its response messages and its cancellation
+/// source, so a transaction allocates what the engine needs and the results' wrappers, not a call.
 /// </para>
 /// <para>
 /// A request that fails its checks is answered with a <c>TransactionError</c> for its id; the
@@ -37,6 +37,14 @@ namespace Hyder.Server.Grpc;
 internal sealed partial class ExecuteStreamCall
 {
     private static readonly WriteOptions s_buffered = new(WriteFlags.BufferHint);
+
+    /// <summary>
+    /// Answers written without a flush at most, before one that flushes: a buffered write never
+    /// waits for HTTP/2 flow control, so without this bound a steady run of answers to a client
+    /// that stopped reading would all go into the response buffer, free their slots and let the
+    /// reader take more requests without end. The flush waits for the client's window.
+    /// </summary>
+    internal const int MaxAnswersPerFlush = 16;
 
     private readonly HyderService _service;
     private readonly CallerIdentity _caller;
@@ -217,8 +225,10 @@ internal sealed partial class ExecuteStreamCall
                 }
 
                 writing = slot;
-                while (answered.TryRead(out var next))
+                var buffered = 0;
+                while (buffered < MaxAnswersPerFlush && answered.TryRead(out var next))
                 {
+                    buffered++;
                     following = next;
                     _responses.WriteOptions = s_buffered;
                     await _responses.WriteAsync(slot.Response).ConfigureAwait(false);

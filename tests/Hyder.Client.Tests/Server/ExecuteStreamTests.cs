@@ -92,6 +92,52 @@ public sealed class ExecuteStreamTests
         Assert.Equal(4, engine.PeakInFlight);
     }
 
+    /// <summary>
+    /// A client that stops reading holds the server back: a burst of answers is written with a
+    /// flush at least every <see cref="ExecuteStreamCall.MaxAnswersPerFlush"/> answers, the flush
+    /// waits for the client's HTTP/2 window, the slots stay taken and the server stops reading.
+    /// Without the bound, the burst went into the response buffer unflushed, every slot came
+    /// free and the server read and ran every request the client sent.
+    /// </summary>
+    [Fact]
+    public async Task AClientThatStopsReadingStopsTheServerReadingEvenAfterABurstOfAnswers()
+    {
+        const int slots = 32;
+        const int sent = 100;
+        var engine = new FakeEngine();
+        await using var server = await TestServer.StartAsync(engine, configureServer: o => o.Limits.MaxTransactionsPerStream = slots);
+
+        // Each answer carries two values of 60 KB: a few fill the client's 64 KB stream window.
+        var big = new string('v', 60 * 1024);
+        await server.Client.ExecuteAsync(IsolationLevel.Serializable, [HyderOperation.Put(Of("big1"), Of(big)), HyderOperation.Put(Of("big2"), Of(big))]);
+        var before = engine.Committed;
+        engine.CommitGate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var channel = GrpcChannel.ForAddress(server.Server.Address);
+        using var cancel = new CancellationTokenSource();
+        using var call = new V1.Hyder.HyderClient(channel).ExecuteStream(cancellationToken: cancel.Token);
+        for (ulong id = 1; id <= sent; id++)
+        {
+            await call.RequestStream.WriteAsync(Request(id, Get("big1"), Get("big2"), Put($"w{id}", "x")));
+        }
+
+        // Every slot's transaction waits at the gate; opening it answers them all at once.
+        await WaitUntilAsync(() => engine.InFlight == slots);
+        engine.CommitGate.SetResult();
+
+        // The client reads nothing: the server settles once the flushed write waits for the window.
+        long committed;
+        do
+        {
+            committed = engine.Committed;
+            await Task.Delay(500);
+        }
+        while (engine.Committed != committed);
+
+        var ran = committed - before;
+        Assert.InRange(ran, slots, slots + ExecuteStreamCall.MaxAnswersPerFlush);
+        await cancel.CancelAsync();
+    }
+
     [Fact]
     public async Task AnInvalidTransactionIsAnsweredWithAnErrorAndTheOthersOnTheStreamCommit()
     {
