@@ -107,7 +107,7 @@ internal static class TransportFloor
             var workers = Enumerable.Range(0, streams).Select(_ => Task.Run(() => WorkerAsync(invoker, requests, () => Interlocked.Increment(ref transactions), stop.Token))).ToArray();
 
             await Task.Delay(TimeSpan.FromSeconds(warmup));
-            var self = Process.GetCurrentProcess();
+            using var self = Process.GetCurrentProcess();
             self.Refresh();
             server.Refresh();
             var client0 = self.TotalProcessorTime;
@@ -123,6 +123,11 @@ internal static class TransportFloor
             var serverCpu = server.TotalProcessorTime - server0;
             await stop.CancelAsync();
             await Task.WhenAll(workers);
+            if (count == 0)
+            {
+                throw new InvalidOperationException($"no transaction completed in the {seconds} s measured");
+            }
+
             return (
                 count / elapsed.TotalSeconds,
                 clientCpu.TotalMicroseconds / count,
