@@ -186,40 +186,28 @@ public class OneShotTests
     }
 
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task AOneShotValueIsACopyOfItsOwnUnlessTheSessionOnlyReadsItDuringTheCall(bool readsOnlyDuringTheCall)
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    [InlineData(false, true)]
+    [InlineData(true, true)]
+    public async Task AValueIsACopyOfItsOwnUnlessTheSessionOnlyReadsItDuringTheCall(bool readsOnlyDuringTheCall, bool pipelined)
     {
         var session = new RecordingSession(readsOnlyDuringTheCall);
         var value = new byte[] { 1, 2, 3 };
         var space = new KeySpace(0, "usertable", ValueKind.Bytes, 1);
+        OneShotOperation[] operations = [new OneShotOperation(space, new byte[] { 7 }, value), new OneShotOperation(space, new byte[] { 8 }, null)];
 
-        await session.RunOneShotAsync(IsolationLevel.Serializable, [new OneShotOperation(space, new byte[] { 7 }, value), new OneShotOperation(space, new byte[] { 8 }, null)], default);
+        await (pipelined
+            ? session.RunPipelinedAsync(IsolationLevel.Serializable, operations, default)
+            : session.RunOneShotAsync(IsolationLevel.Serializable, operations, default));
 
         // The engine keeps a put's value in its tree: it must not be the driver's buffer, which the
-        // next transaction overwrites; a remote call has serialized it before it completes.
+        // next transaction overwrites. A remote one-shot call has serialized it before it
+        // completes, and a remote put copies it into its request when it is called.
         var sent = session.Sent!;
         Assert.Equal(value, sent[0].Value);
         Assert.Equal(readsOnlyDuringTheCall, ReferenceEquals(value, sent[0].Value));
         Assert.Null(sent[1].Value);
-    }
-
-    [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task APipelinedValueIsACopyOfItsOwnUnlessTheSessionOnlyReadsItDuringTheCall(bool readsOnlyDuringTheCall)
-    {
-        var session = new RecordingSession(readsOnlyDuringTheCall);
-        var value = new byte[] { 1, 2, 3 };
-        var space = new KeySpace(0, "usertable", ValueKind.Bytes, 1);
-
-        await session.RunPipelinedAsync(IsolationLevel.Serializable, [new OneShotOperation(space, new byte[] { 8 }, null), new OneShotOperation(space, new byte[] { 7 }, value)], default);
-
-        // A remote put copies its value into the request when it is called, within the call.
-        var sent = session.Sent!;
-        Assert.Null(sent[0].Value);
-        Assert.Equal(value, sent[1].Value);
-        Assert.Equal(readsOnlyDuringTheCall, ReferenceEquals(value, sent[1].Value));
     }
 
     private static DriverSettings Settings() => new()
