@@ -124,7 +124,9 @@ public sealed class ExecuteStreamTests
         await WaitUntilAsync(() => engine.InFlight == slots);
         engine.CommitGate.SetResult();
 
-        // The client reads nothing: the server settles once the flushed write waits for the window.
+        // The client reads nothing: the server settles once the flushed write waits for the window
+        // (after every gated transaction has committed, however slowly a loaded machine gets there).
+        await WaitUntilAsync(() => engine.Committed - before >= slots);
         long committed;
         do
         {
