@@ -147,13 +147,7 @@ public sealed class ServerMetrics : IDisposable
     internal static long StartCpu(ExecutorStage stage) => Sample((int)stage, CpuSampleEvery);
 
     /// <summary>Ends a stretch <see cref="StartCpu"/> began: a timed one adds <see cref="CpuSampleEvery"/> times its CPU.</summary>
-    internal void EndCpu(ExecutorStage stage, long start)
-    {
-        if (start >= 0)
-        {
-            AddCpu(stage, (ThreadCpu.NowNs() - start) * CpuSampleEvery);
-        }
-    }
+    internal void EndCpu(ExecutorStage stage, long start) => AddSampled(stage, start, CpuSampleEvery);
 
     /// <summary>
     /// Starts timing one operation of an interactive transaction, an execute stretch counted apart
@@ -163,11 +157,14 @@ public sealed class ServerMetrics : IDisposable
     internal static long StartOperationCpu() => Sample((int)ExecutorStage.Count, OperationCpuSampleEvery);
 
     /// <summary>Ends what <see cref="StartOperationCpu"/> began: a timed operation adds <see cref="OperationCpuSampleEvery"/> times its CPU to execute.</summary>
-    internal void EndOperationCpu(long start)
+    internal void EndOperationCpu(long start) => AddSampled(ExecutorStage.Execute, start, OperationCpuSampleEvery);
+
+    /// <summary>Adds a timed stretch's CPU <paramref name="every"/> times over; an untimed one (-1) adds nothing.</summary>
+    private void AddSampled(ExecutorStage stage, long start, int every)
     {
         if (start >= 0)
         {
-            AddCpu(ExecutorStage.Execute, (ThreadCpu.NowNs() - start) * OperationCpuSampleEvery);
+            AddCpu(stage, (ThreadCpu.NowNs() - start) * every);
         }
     }
 

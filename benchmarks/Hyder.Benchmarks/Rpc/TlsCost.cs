@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Security.Cryptography.X509Certificates;
+using Hyder.Benchmarks.Meld;
 using Hyder.Client;
 using Hyder.Log.Embedded;
 using Hyder.Server;
@@ -32,7 +33,7 @@ internal static class TlsCost
         using var ca = TestCertificates.CreateCa("Hyder Bench CA");
         using var certificate = TestCertificates.Issue(ca, "hyder-bench", server: true, client: false);
         var value = new byte[payload];
-        Console.WriteLine($"# {calls} reads of {payload} B per round, {concurrency} in flight, {Environment.ProcessorCount} cores, load average {LoadAverage()}");
+        Console.WriteLine($"# {calls} reads of {payload} B per round, {concurrency} in flight, {Environment.ProcessorCount} cores, load average {MachineInfo.LoadAverage()}");
         var results = new Dictionary<bool, List<(double PerSecond, double CpuMicroseconds)>> { [false] = [], [true] = [] };
         for (var round = 0; round < rounds; round++)
         {
@@ -40,7 +41,7 @@ internal static class TlsCost
             {
                 var result = await RoundAsync(tls ? certificate : null, ca, value, calls, concurrency);
                 results[tls].Add(result);
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"round {round + 1} {(tls ? "tls " : "h2c ")}: {result.PerSecond,8:0} calls/s, {result.CpuMicroseconds,6:0} us CPU/call (load average {LoadAverage()})"));
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"round {round + 1} {(tls ? "tls " : "h2c ")}: {result.PerSecond,8:0} calls/s, {result.CpuMicroseconds,6:0} us CPU/call (load average {MachineInfo.LoadAverage()})"));
             }
         }
 
@@ -101,7 +102,4 @@ internal static class TlsCost
 
     private static int Int(string[] args, string name, int fallback) =>
         ReportArguments.Option(args, name) is { } text ? int.Parse(text, CultureInfo.InvariantCulture) : fallback;
-
-    private static string LoadAverage() =>
-        File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "n/a";
 }

@@ -5,6 +5,8 @@ using System.Net;
 using System.Net.Sockets;
 using Grpc.Core;
 using Grpc.Net.Client;
+using Hyder.Benchmarks.Meld;
+using Hyder.Client;
 using Hyder.Tree.Pipeline;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -77,14 +79,14 @@ internal static class TransportFloor
         // As the YCSB tool does for --connect, before anything runs on the thread pool.
         AppContext.SetData(SpinLimitSetting, 0);
         string[] transports = transport == "both" ? ["tcp", "uds"] : [transport];
-        Console.WriteLine($"# rpc-floor: {streams} kept streams, exchanges {string.Join(" + ", Exchanges.Select(e => $"{e.Request} B -> {e.Response} B"))} per transaction, {work} us of server work per transaction, {warmup} s warm-up, {seconds} s measured, {Environment.ProcessorCount} cores, load average {LoadAverage()}");
+        Console.WriteLine($"# rpc-floor: {streams} kept streams, exchanges {string.Join(" + ", Exchanges.Select(e => $"{e.Request} B -> {e.Response} B"))} per transaction, {work} us of server work per transaction, {warmup} s warm-up, {seconds} s measured, {Environment.ProcessorCount} cores, load average {MachineInfo.LoadAverage()}");
         for (var round = 0; round < rounds; round++)
         {
             foreach (var name in round % 2 == 0 ? transports : transports.Reverse())
             {
                 var r = await RoundAsync(name == "uds", streams.Value, warmup.Value, seconds.Value, work.Value);
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"round {round + 1} {name}: {r.PerSecond,8:0} tx/s, client {r.ClientUs,5:0.0} us CPU/tx ({r.ClientPercent:0} %), server {r.ServerUs,5:0.0} us CPU/tx ({r.ServerPercent:0} %), both {r.ClientUs + r.ServerUs,5:0.0} us/tx (load average {LoadAverage()})"));
+                    $"round {round + 1} {name}: {r.PerSecond,8:0} tx/s, client {r.ClientUs,5:0.0} us CPU/tx ({r.ClientPercent:0} %), server {r.ServerUs,5:0.0} us CPU/tx ({r.ServerPercent:0} %), both {r.ClientUs + r.ServerUs,5:0.0} us/tx (load average {MachineInfo.LoadAverage()})"));
             }
         }
 
@@ -99,7 +101,8 @@ internal static class TransportFloor
         {
             var ready = await server.StandardOutput.ReadLineAsync() ?? throw new InvalidOperationException("the floor server ended before it was ready");
             var address = ready.Split(' ')[^1];
-            using var channel = GrpcChannel.ForAddress(uds ? "http://localhost" : address, new GrpcChannelOptions { HttpHandler = Handler(socketPath) });
+            var endpoint = uds ? "http://localhost" : address;
+            using var channel = GrpcChannel.ForAddress(endpoint, new GrpcChannelOptions { HttpHandler = Handler(endpoint, socketPath) });
             var invoker = channel.CreateCallInvoker();
             var requests = Exchanges.Select(e => Request(e.Request, e.Response)).ToArray();
             long transactions = 0;
@@ -182,14 +185,10 @@ internal static class TransportFloor
         return request;
     }
 
-    /// <summary>As <see cref="Hyder.Client.HyderClient.CreateHandler"/> sets up h2c, with a Unix socket in place of TCP when given one.</summary>
-    private static SocketsHttpHandler Handler(string? socketPath)
+    /// <summary>The client's own HTTP/2 handler (<see cref="HyderClient.CreateHandler"/>), with a Unix socket in place of TCP when given one.</summary>
+    private static SocketsHttpHandler Handler(string address, string? socketPath)
     {
-        var handler = new SocketsHttpHandler
-        {
-            EnableMultipleHttp2Connections = true,
-            PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
-        };
+        var handler = HyderClient.CreateHandler(new HyderClientSettings { Endpoint = new Uri(address) });
         if (socketPath is not null)
         {
             handler.ConnectCallback = async (_, cancellationToken) =>
@@ -290,9 +289,6 @@ internal static class TransportFloor
           --transport T    tcp (loopback), uds (a Unix socket) or both (default tcp)
           --work-us N      CPU microseconds the server spends per transaction, standing in for the engine (default 0)
         """;
-
-    private static string LoadAverage() =>
-        File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "n/a";
 
     /// <summary>The method's binding, as Grpc.Tools would generate it for a service base class.</summary>
     [BindServiceMethod(typeof(FloorBase), nameof(BindService))]

@@ -226,11 +226,8 @@ internal sealed partial class HyderEmbeddedTarget : ITarget
 
         public override ValueTask DisposeAsync() => RollbackAsync(CancellationToken.None);
 
-        /// <summary>A server that recycles values copies each written value before the call returns, so the driver's buffer can be passed as it is.</summary>
+        /// <summary>A server that recycles values copies each written value before the call returns (an interactive put within the call), so the driver's buffer can be passed as it is.</summary>
         protected override bool ReadsValuesOnlyDuringTheCall => server.Options.RecycleValues;
-
-        /// <summary>Likewise for an interactive put, which the engine runs (and copies) within the call.</summary>
-        protected override bool PutReadsValueOnlyDuringTheCall => server.Options.RecycleValues;
 
         /// <summary>The engine's one-shot ExecuteAsync, the call the service's Execute makes.</summary>
         protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)

@@ -181,9 +181,6 @@ internal sealed class HyderRemoteTarget : ITarget
         /// </summary>
         protected override bool ReadsValuesOnlyDuringTheCall => true;
 
-        /// <inheritdoc cref="ReadsValuesOnlyDuringTheCall"/>
-        protected override bool PutReadsValueOnlyDuringTheCall => true;
-
         /// <summary>One unary Execute call: the whole transaction in one round trip.</summary>
         protected override async ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken)
         {

@@ -47,7 +47,7 @@ internal abstract class HyderSession : ITargetSession
         await GetValueAsync(HyderKeys.Encode(space, key.Span), cancellationToken).ConfigureAwait(false) is { } value ? DecodeCounter(value) : null;
 
     public ValueTask PutAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken) =>
-        PutValueAsync(HyderKeys.Encode(space, key.Span), Value(value, borrow: PutReadsValueOnlyDuringTheCall), cancellationToken);
+        PutValueAsync(HyderKeys.Encode(space, key.Span), Value(value, borrow: ReadsValuesOnlyDuringTheCall), cancellationToken);
 
     public async ValueTask<bool> InsertAsync(KeySpace space, ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, CancellationToken cancellationToken)
     {
@@ -93,15 +93,14 @@ internal abstract class HyderSession : ITargetSession
     }
 
     /// <summary>
-    /// Whether <see cref="ExecuteOneShotAsync"/> and <see cref="ExecutePipelinedAsync"/> only read
-    /// the values while they run (a remote call serializes them; a remote put copies its value into
-    /// the request when it is called), so the driver's own buffers go as they are; otherwise (the
-    /// engine keeps them in its tree) each value is a copy of its own.
+    /// Whether <see cref="ExecuteOneShotAsync"/>, <see cref="ExecutePipelinedAsync"/> and
+    /// <see cref="PutValueAsync"/> only read the values while they run (a remote call serializes
+    /// them; a remote put copies its value into the request when it is called; a server that
+    /// recycles values copies each one it writes), so the driver's own buffers go as they are;
+    /// otherwise (the engine keeps them in its tree) each value is a copy of its own.
     /// </summary>
     protected virtual bool ReadsValuesOnlyDuringTheCall => false;
 
-    /// <summary>True when an interactive put reads the value only while the call runs, so the driver's buffer can be passed as it is.</summary>
-    protected virtual bool PutReadsValueOnlyDuringTheCall => false;
 
     /// <summary>A one-shot transaction: a get of each key without a value, a put of each with one; the session's to keep unless <see cref="ReadsValuesOnlyDuringTheCall"/>.</summary>
     protected abstract ValueTask<OneShotOutcome> ExecuteOneShotAsync(IsolationLevel isolation, (byte[] Key, byte[]? Value)[] operations, CancellationToken cancellationToken);
