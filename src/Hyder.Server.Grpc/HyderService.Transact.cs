@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using Grpc.Core;
 using Hyder.Security;
@@ -83,7 +84,8 @@ public sealed partial class HyderService
     /// call's wait between transactions (the call's token and the server's stop, linked once per
     /// call): its timer is set for the wait and put off again after it.
     /// </summary>
-    private static async Task<bool> NextTransactionAsync(IAsyncStreamReader<V1.TransactRequest> requestStream, CancellationTokenSource between)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private static async ValueTask<bool> NextTransactionAsync(IAsyncStreamReader<V1.TransactRequest> requestStream, CancellationTokenSource between)
     {
         if (between.IsCancellationRequested)
         {
@@ -121,8 +123,24 @@ public sealed partial class HyderService
     /// transaction once begun, the operations it has run, and whether it ended (committed or
     /// aborted by the client). <see cref="EndAsync"/> readies it for the next one.
     /// </summary>
+    /// <remarks>
+    /// The call runs one request at a time, so it reuses what each request needs: the engine
+    /// operations of a batch, and the answer messages, each free again once the write that carried
+    /// it has completed (the message is serialized by then). A transaction thus allocates none of
+    /// them once its call has carried one of its size.
+    /// </remarks>
     private sealed class TransactCall(HyderService service, CallerIdentity caller, IServerStreamWriter<V1.TransactResponse> responses, CancellationToken cancellationToken)
     {
+        private readonly V1.TransactResponse _begun = new() { Begun = new V1.BeginResponse() };
+        private readonly V1.TransactResponse _outcome = new() { Outcome = new V1.Outcome() };
+        private readonly V1.TransactResponse _batch = new() { Batch = new V1.TransactResponseBatch() };
+
+        /// <summary>Operations' answers (each a <c>result</c>, cleared) free for the next ones.</summary>
+        private readonly Stack<V1.TransactResponse> _freeResults = new();
+
+        /// <summary>A batch's operations, converted; cleared after each batch.</summary>
+        private Operation[] _batchOperations = [];
+
         private IInteractiveTransaction? _transaction;
         private bool _ended;
         private int _operations;
@@ -131,6 +149,7 @@ public sealed partial class HyderService
         public bool Ended => _ended;
 
         /// <summary>Checks and runs one request and writes its answer (<see cref="Ended"/> says whether it ended the transaction).</summary>
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
         public async ValueTask RunOneAsync(V1.TransactRequest request)
         {
             Check(request, -1, first: true, last: true);
@@ -138,7 +157,7 @@ public sealed partial class HyderService
                 ? Messages.ToEngine(request.Operation, service._limits, "operation")
                 : default;
             var answer = await RunAsync(request, operation).ConfigureAwait(false);
-            await responses.WriteAsync(answer).ConfigureAwait(false);
+            await WriteAsync(answer).ConfigureAwait(false);
         }
 
         /// <summary>
@@ -147,6 +166,7 @@ public sealed partial class HyderService
         /// message limit. On a failure the answers of the requests that ran are written first, then
         /// the call ends with the failure.
         /// </summary>
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
         public async ValueTask RunBatchAsync(V1.TransactRequestBatch batch)
         {
             var requests = batch.Requests;
@@ -155,8 +175,26 @@ public sealed partial class HyderService
                 throw Messages.Invalid("batch: a batch holds at least one request");
             }
 
+            if (_batchOperations.Length < requests.Count)
+            {
+                _batchOperations = new Operation[requests.Count];
+            }
+
+            try
+            {
+                await RunBatchAsync(requests, _batchOperations).ConfigureAwait(false);
+            }
+            finally
+            {
+                // The batch's keys and values are the engine's now, or garbage: not this call's to keep.
+                Array.Clear(_batchOperations, 0, requests.Count);
+            }
+        }
+
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+        private async ValueTask RunBatchAsync(Google.Protobuf.Collections.RepeatedField<V1.TransactRequest> requests, Operation[] operations)
+        {
             var limits = service._limits;
-            var operations = new Operation[requests.Count];
             var counted = 0;
             for (var i = 0; i < requests.Count; i++)
             {
@@ -176,7 +214,7 @@ public sealed partial class HyderService
             }
 
             var budget = Math.Max(1, limits.MaxMessageBytes / 2);
-            var answers = new V1.TransactResponseBatch();
+            var answers = _batch.Batch.Responses;
             var bytes = 0;
             var lent = false;
             ExceptionDispatchInfo? failure = null;
@@ -188,21 +226,20 @@ public sealed partial class HyderService
                     {
                         // The values the answers refer to are the transaction's, lent until it
                         // ends (docs/value-storage.md): they are written before it does.
-                        await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
-                        answers = new V1.TransactResponseBatch();
+                        await WriteAsync(_batch).ConfigureAwait(false);
                         bytes = 0;
                     }
 
                     var answer = await RunAsync(requests[i], operations[i]).ConfigureAwait(false);
                     var size = answer.CalculateSize();
-                    if (answers.Responses.Count > 0 && bytes + size > budget)
+                    if (answers.Count > 0 && bytes + size > budget)
                     {
-                        await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
-                        answers = new V1.TransactResponseBatch();
+                        // Written, the batch's answers are free again; the one in hand was not in it.
+                        await WriteAsync(_batch).ConfigureAwait(false);
                         bytes = 0;
                     }
 
-                    answers.Responses.Add(answer);
+                    answers.Add(answer);
                     bytes += size;
                     lent |= answer.Result is { } result && (!result.Value.IsEmpty || result.Rows.Count > 0);
                 }
@@ -215,26 +252,67 @@ public sealed partial class HyderService
 
             if (failure is not null)
             {
-                if (answers.Responses.Count > 0)
+                if (answers.Count > 0)
                 {
-                    await TryAnswerAsync(answers).ConfigureAwait(false);
+                    await TryAnswerAsync().ConfigureAwait(false);
                 }
 
                 failure.Throw();
             }
 
-            await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
+            await WriteAsync(_batch).ConfigureAwait(false);
+        }
+
+        /// <summary>Writes an answer (one of this call's messages), then frees the messages it carried.</summary>
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+        private async ValueTask WriteAsync(V1.TransactResponse answer)
+        {
+            try
+            {
+                await responses.WriteAsync(answer).ConfigureAwait(false);
+            }
+            finally
+            {
+                // Serialized or failed: either way the answers give up the engine's arrays and are free.
+                if (ReferenceEquals(answer, _batch))
+                {
+                    foreach (var carried in _batch.Batch.Responses)
+                    {
+                        Free(carried);
+                    }
+
+                    _batch.Batch.Responses.Clear();
+                }
+                else
+                {
+                    Free(answer);
+                }
+            }
+        }
+
+        /// <summary>A cleared <c>result</c> answer for an operation's result, free again once written.</summary>
+        private V1.TransactResponse NextResult() =>
+            _freeResults.TryPop(out var free) ? free : new V1.TransactResponse { Result = new V1.OperationResult() };
+
+        /// <summary>Frees a written answer: a <c>result</c> goes back, cleared; the begun and outcome answers are the call's own.</summary>
+        private void Free(V1.TransactResponse answer)
+        {
+            if (answer.ResponseCase == V1.TransactResponse.ResponseOneofCase.Result)
+            {
+                Messages.Clear(answer.Result);
+                _freeResults.Push(answer);
+            }
         }
 
         /// <summary>
         /// Writes the answers of the requests a failed batch ran, so the client gets them before the
         /// call's error, as it would have request by request; a call already gone is left to the failure.
         /// </summary>
-        private async ValueTask TryAnswerAsync(V1.TransactResponseBatch answers)
+        private async ValueTask TryAnswerAsync()
         {
             try
             {
-                await responses.WriteAsync(new V1.TransactResponse { Batch = answers }).ConfigureAwait(false);
+                await WriteAsync(_batch).ConfigureAwait(false);
             }
             catch (Exception e) when (e is InvalidOperationException or IOException or OperationCanceledException or RpcException)
             {
@@ -243,6 +321,7 @@ public sealed partial class HyderService
         }
 
         /// <summary>Aborts the transaction unless it ended, disposes it, and readies the call for its next one.</summary>
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
         public async ValueTask EndAsync()
         {
             var transaction = _transaction;
@@ -300,7 +379,11 @@ public sealed partial class HyderService
             }
         }
 
-        /// <summary>Runs one checked request (<paramref name="operation"/>: its operation, converted) and returns its answer.</summary>
+        /// <summary>
+        /// Runs one checked request (<paramref name="operation"/>: its operation, converted) and
+        /// returns its answer: one of this call's messages, to be written before it is reused.
+        /// </summary>
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
         private async ValueTask<V1.TransactResponse> RunAsync(V1.TransactRequest request, Operation operation)
         {
             switch (request.RequestCase)
@@ -309,28 +392,29 @@ public sealed partial class HyderService
                     await service.MeldedAtLeastAsync(request.Begin.MinOrdinal, cancellationToken).ConfigureAwait(false);
                     var transaction = service._engine.Begin(Messages.ToEngine(request.Begin.Isolation));
                     _transaction = transaction;
-                    return new V1.TransactResponse { Begun = new V1.BeginResponse { SnapshotSequence = transaction.SnapshotSequence } };
+                    _begun.Begun.SnapshotSequence = transaction.SnapshotSequence;
+                    return _begun;
                 case V1.TransactRequest.RequestOneofCase.Operation:
                     _operations++;
                     var result = await _transaction!.ExecuteAsync(operation, cancellationToken).ConfigureAwait(false);
-                    return new V1.TransactResponse { Result = Messages.ToMessage(result) };
+                    var answer = NextResult();
+                    Messages.Fill(answer.Result, result);
+                    return answer;
                 case V1.TransactRequest.RequestOneofCase.Commit:
                     _ended = true;
                     var outcome = await _transaction!.CommitAsync(cancellationToken).ConfigureAwait(false);
-                    return new V1.TransactResponse { Outcome = Messages.ToMessage(outcome) };
+                    Messages.Fill(_outcome.Outcome, outcome);
+                    return _outcome;
                 default:
                     _ended = true;
                     _transaction!.Abort();
-                    return new V1.TransactResponse
-                    {
-                        Outcome = new V1.Outcome
-                        {
-                            Status = V1.TransactionStatus.Aborted,
-                            AbortCause = V1.AbortCause.None,
-                            Detail = "aborted by the client",
-                            SnapshotSequence = _transaction.SnapshotSequence,
-                        },
-                    };
+                    var aborted = _outcome.Outcome;
+                    aborted.Status = V1.TransactionStatus.Aborted;
+                    aborted.AbortCause = V1.AbortCause.None;
+                    aborted.Detail = "aborted by the client";
+                    aborted.Ordinal = 0;
+                    aborted.SnapshotSequence = _transaction.SnapshotSequence;
+                    return _outcome;
             }
         }
     }
