@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
 using Hyder.Testing;
@@ -11,8 +10,10 @@ namespace Hyder.Processes.Tests;
 /// the options and runs nothing, and an option it does not know stops it before it runs for five
 /// minutes and writes a report. (A mistyped option used to be ignored: `server --help` ran the
 /// whole benchmark.) The transport floor (`rpc-floor`) starts a server process of its own, measures
-/// both processes and stops the server.
+/// both processes and stops the server. With the real-process tests, one class at a time: it checks
+/// that no floor server is left, and ConnectShareScriptTests starts floor servers of its own.
 /// </summary>
+[Collection(RealProcesses.Name)]
 public sealed class BenchmarkCommandTests
 {
     [Fact]
@@ -91,27 +92,7 @@ public sealed class BenchmarkCommandTests
         var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
         var dll = Path.Combine(BuiltProject.RepositoryRoot(), "benchmarks", "Hyder.Benchmarks", "bin", configuration, "net10.0", "Hyder.Benchmarks.dll");
         Assert.True(File.Exists(dll), $"{dll} is not built: build Hyder.sln ({configuration}) first");
-        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
-        start.ArgumentList.Add(dll);
-        foreach (var a in args)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        using var process = Process.Start(start)!;
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        var stdout = process.StandardOutput.ReadToEndAsync(timeout.Token);
-        var stderr = process.StandardError.ReadToEndAsync(timeout.Token);
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            throw;
-        }
-
-        return (process.ExitCode, await stdout + await stderr);
+        var (code, output, error) = await ChildProcess.RunAsync("dotnet", [dll, .. args], TimeSpan.FromSeconds(60));
+        return (code, output + error);
     }
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Net.Sockets;
 using System.Text.RegularExpressions;
@@ -10,8 +9,11 @@ namespace Hyder.Processes.Tests;
 /// <summary>
 /// <c>benchmarks/connect-share.sh</c>, issue 20's remote-client sitting in one command: its help and
 /// refusals, and one short round of all three runs (embedded, the gRPC stack alone, <c>--connect</c>
-/// against a hyder-server it starts and stops).
+/// against a hyder-server it starts and stops). With the real-process tests, one class at a time:
+/// its runs load both cores, and its floor run's server would meet BenchmarkCommandTests' check
+/// that none is left.
 /// </summary>
+[Collection(RealProcesses.Name)]
 public sealed partial class ConnectShareScriptTests
 {
     [Fact]
@@ -103,30 +105,6 @@ public sealed partial class ConnectShareScriptTests
 
     private static double Number(Match match, int group) => double.Parse(match.Groups[group].Value, CultureInfo.InvariantCulture);
 
-    private static async Task<(int Code, string Output, string Error)> RunAsync(params string[] args)
-    {
-        var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true };
-        start.ArgumentList.Add(Path.Combine(BuiltProject.RepositoryRoot(), "benchmarks", "connect-share.sh"));
-        foreach (var a in args)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        using var process = Process.Start(start)!;
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
-        var output = process.StandardOutput.ReadToEndAsync(timeout.Token);
-        var error = process.StandardError.ReadToEndAsync(timeout.Token);
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            // The whole tree: the server and the YCSB run the script started go with it.
-            process.Kill(entireProcessTree: true);
-            throw;
-        }
-
-        return (process.ExitCode, await output, await error);
-    }
+    private static Task<(int Code, string Output, string Error)> RunAsync(params string[] args) =>
+        ChildProcess.RunAsync("bash", [Path.Combine(BuiltProject.RepositoryRoot(), "benchmarks", "connect-share.sh"), .. args], TimeSpan.FromMinutes(3));
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using Hyder.Testing;
 using Npgsql;
@@ -61,20 +60,6 @@ public sealed class PgbenchScriptTests
         Assert.Equal(0L, (long)(await exists.ExecuteScalarAsync())!);
     }
 
-    private static async Task<(int ExitCode, string Output, string Error)> RunAsync(params string[] args)
-    {
-        var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true };
-        start.ArgumentList.Add(Path.Combine(BuiltProject.RepositoryRoot(), "benchmarks", "pgbench-tx.sh"));
-        foreach (var a in args)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        using var process = Process.Start(start)!;
-        var output = process.StandardOutput.ReadToEndAsync();
-        var error = process.StandardError.ReadToEndAsync();
-        using var limit = new CancellationTokenSource(TimeSpan.FromMinutes(2));
-        await process.WaitForExitAsync(limit.Token);
-        return (process.ExitCode, await output, await error);
-    }
+    private static Task<(int ExitCode, string Output, string Error)> RunAsync(params string[] args) =>
+        ChildProcess.RunAsync("bash", [Path.Combine(BuiltProject.RepositoryRoot(), "benchmarks", "pgbench-tx.sh"), .. args], TimeSpan.FromMinutes(2));
 }
