@@ -126,7 +126,9 @@ wait_for() { # wait_for FILE PATTERN PID: until FILE holds PATTERN; fails if PID
   done
 }
 
-fmt() { LC_ALL=C printf "%.${2:-1}f" "$1"; }
+whole() { LC_ALL=C printf "%.0f" "$1"; }
+
+percent() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", 100 * a / b }'; }
 
 echo "# connect-share: $rounds round(s); each run $warmup s warm-up, $duration s measured, $records records;" \
   "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -141,7 +143,7 @@ for round in $(seq 1 "$rounds"); do
   embedded_cpu=$(grep -E '^\[HYDER\], CpuUs/Commit\(process\)' "$out" | tail -n 1 | cut -d, -f3 | tr -d ' ')
   [ -n "$embedded" ] || die 1 "the embedded run printed no summary: $(tail -n 5 "$out")"
   embedded_tps+=("$embedded")
-  echo "round $round embedded: $(fmt "$embedded" 0) tx/s, ${embedded_cpu:-?} us CPU/commit"
+  echo "round $round embedded: $(whole "$embedded") tx/s, ${embedded_cpu:-?} us CPU/commit"
 
   if [ "$floor" -eq 1 ]; then
     echo "connect-share: round $round of $rounds: the gRPC stack alone" >&2
@@ -150,7 +152,7 @@ for round in $(seq 1 "$rounds"); do
       die 1 "the floor run failed: $(tail -n 5 "$out")"
     line=$(grep -m1 '^round 1 tcp:' "$out") || die 1 "the floor run printed no round: $(tail -n 5 "$out")"
     floor_tps=$(echo "$line" | grep -oE '[0-9.]+ tx/s' | cut -d' ' -f1)
-    floor_share=$(awk -v f="$floor_tps" -v e="$embedded" 'BEGIN { printf "%.0f", 100 * f / e }')
+    floor_share=$(percent "$floor_tps" "$embedded")
     floor_shares+=("$floor_share")
     floor_tps_all+=("$floor_tps")
     echo "round $round floor: ${line#round 1 tcp: }; $floor_share % of embedded"
@@ -182,14 +184,17 @@ for round in $(seq 1 "$rounds"); do
     -v r="$connect" -v e="$embedded" 'BEGIN { w = (t - t0) * r; printf "%.1f %.1f %.0f\n", 1e6 * (s - s0) / w, 1e6 * (c - c0) / w, 100 * r / e }')
   shares+=("$share")
   connect_tps+=("$connect")
-  echo "round $round connect: $(fmt "$connect" 0) tx/s, server $server_us + client $client_us us CPU/tx; $share % of embedded"
+  echo "round $round connect: $(whole "$connect") tx/s, server $server_us + client $client_us us CPU/tx; $share % of embedded"
 done
 
 mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.0f", s / NR }'; }
-summary="connect-share: connect $(awk -v c="$(mean "${connect_tps[@]}")" -v e="$(mean "${embedded_tps[@]}")" 'BEGIN { printf "%.0f", 100 * c / e }') % of embedded"
-[ "$floor" -eq 0 ] || summary+=", floor $(awk -v f="$(mean "${floor_tps_all[@]}")" -v e="$(mean "${embedded_tps[@]}")" 'BEGIN { printf "%.0f", 100 * f / e }') %"
-summary+=" (means of $rounds round(s): embedded $(mean "${embedded_tps[@]}")"
-[ "$floor" -eq 0 ] || summary+=", floor $(mean "${floor_tps_all[@]}")"
-summary+=", connect $(mean "${connect_tps[@]}") tx/s; per round: connect ${shares[*]} %"
-[ "$floor" -eq 0 ] || summary+=", floor ${floor_shares[*]} %"
-echo "$summary)"
+embedded_mean=$(mean "${embedded_tps[@]}") connect_mean=$(mean "${connect_tps[@]}")
+if [ "$floor" -eq 1 ]; then
+  floor_mean=$(mean "${floor_tps_all[@]}")
+  echo "connect-share: connect $(percent "$connect_mean" "$embedded_mean") % of embedded, floor $(percent "$floor_mean" "$embedded_mean") %" \
+    "(means of $rounds round(s): embedded $embedded_mean, floor $floor_mean, connect $connect_mean tx/s;" \
+    "per round: connect ${shares[*]} %, floor ${floor_shares[*]} %)"
+else
+  echo "connect-share: connect $(percent "$connect_mean" "$embedded_mean") % of embedded" \
+    "(means of $rounds round(s): embedded $embedded_mean, connect $connect_mean tx/s; per round: connect ${shares[*]} %)"
+fi

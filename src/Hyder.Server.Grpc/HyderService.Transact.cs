@@ -182,7 +182,7 @@ public sealed partial class HyderService
 
             try
             {
-                await RunBatchAsync(requests, _batchOperations).ConfigureAwait(false);
+                await RunRequestsAsync(requests, _batchOperations).ConfigureAwait(false);
             }
             finally
             {
@@ -191,8 +191,9 @@ public sealed partial class HyderService
             }
         }
 
+        /// <summary><see cref="RunBatchAsync"/>'s work, with <paramref name="operations"/> to convert the batch's operations into.</summary>
         [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-        private async ValueTask RunBatchAsync(Google.Protobuf.Collections.RepeatedField<V1.TransactRequest> requests, Operation[] operations)
+        private async ValueTask RunRequestsAsync(Google.Protobuf.Collections.RepeatedField<V1.TransactRequest> requests, Operation[] operations)
         {
             var limits = service._limits;
             var counted = 0;
@@ -408,12 +409,8 @@ public sealed partial class HyderService
                 default:
                     _ended = true;
                     _transaction!.Abort();
-                    var aborted = _outcome.Outcome;
-                    aborted.Status = V1.TransactionStatus.Aborted;
-                    aborted.AbortCause = V1.AbortCause.None;
-                    aborted.Detail = "aborted by the client";
-                    aborted.Ordinal = 0;
-                    aborted.SnapshotSequence = _transaction.SnapshotSequence;
+                    // Through the one mapping, so no field of a reused outcome keeps an earlier value.
+                    Messages.Fill(_outcome.Outcome, new TransactionOutcome(TransactionStatus.Aborted, Hyder.Tree.Meld.AbortCause.None, "aborted by the client", 0, _transaction.SnapshotSequence, []));
                     return _outcome;
             }
         }
